@@ -1,0 +1,107 @@
+"""Exceptions raised by skillwalker_py.
+
+Every error the package raises on bad input derives from SkillwalkerError,
+so tooling can catch one class:
+
+>>> err = ConfigError('unknown expectation key "skil-call"', path="tests.json",
+...                   test="foo", field="expect[2]")
+>>> str(err)
+'tests.json: test "foo": field "expect[2]": unknown expectation key "skil-call"'
+>>> isinstance(err, SkillwalkerError)
+True
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = [
+    "ConfigError",
+    "FrontmatterError",
+    "InvalidRunIdError",
+    "JsonlFormatError",
+    "MarkerFileError",
+    "SkillwalkerError",
+]
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class SkillwalkerError(Exception):
+    """Base class of every error raised by skillwalker_py."""
+
+
+class ConfigError(SkillwalkerError, ValueError):
+    """A tests.json (or a file it points to) is invalid.
+
+    Attributes name where: ``path`` (the file), ``test`` (the test's name, if
+    the problem is inside one test), ``field`` (the field, e.g. ``expect[2]``),
+    and ``message`` (what is wrong). ``line``/``column`` are set for JSON
+    syntax errors.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        test: str | None = None,
+        field: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.test = test
+        self.field = field
+        self.line = line
+        self.column = column
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts: list[str] = []
+        if self.path is not None:
+            parts.append(self.path)
+        if self.test is not None:
+            parts.append(f"test {_quote(self.test)}")
+        if self.field is not None:
+            parts.append(f"field {_quote(self.field)}")
+        parts.append(self.message)
+        return ": ".join(parts)
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+class InvalidRunIdError(SkillwalkerError, ValueError):
+    """A test run ID does not match ``YYYYMMDDTHHMMSS``."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        super().__init__(f"invalid test run ID {value!r}: expected YYYYMMDDTHHMMSS")
+
+
+class JsonlFormatError(SkillwalkerError, ValueError):
+    """A JSONL line could not be read (raised by ``iter_jsonl`` without ``on_error``)."""
+
+    def __init__(self, path: str | Path, line_number: int, reason: str) -> None:
+        self.path = str(path)
+        self.line_number = line_number
+        self.reason = reason
+        super().__init__(f"{self.path}:{line_number}: {reason}")
+
+
+class MarkerFileError(SkillwalkerError, ValueError):
+    """The ``.re-evaluated-runs.json`` marker file is malformed."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class FrontmatterError(SkillwalkerError, ValueError):
+    """A SKILL.md / agent .md file has no usable frontmatter description."""

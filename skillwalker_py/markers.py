@@ -1,0 +1,125 @@
+"""Re-evaluation markers: ``<output_dir>/.re-evaluated-runs.json``.
+
+The marker file is a JSON array of run IDs whose ``test-results`` were
+evaluated again; the next build replaces their earlier rows.
+
+>>> import tempfile
+>>> out = tempfile.mkdtemp()
+>>> read_reevaluated_runs(out)
+[]
+>>> mark_reevaluated(out, ["20260316T153306", "20260101T000000", "20260316T153306"])
+['20260101T000000', '20260316T153306']
+>>> clear_reevaluated(out, ["20260101T000000"])
+['20260316T153306']
+>>> clear_reevaluated(out)
+[]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Final
+
+from skillwalker_py.errors import MarkerFileError
+from skillwalker_py.jsonl import atomic_write_text
+from skillwalker_py.runid import is_valid_run_id, validate_run_id
+
+__all__ = [
+    "MARKER_FILE",
+    "clear_reevaluated",
+    "mark_reevaluated",
+    "marker_path",
+    "read_reevaluated_runs",
+]
+
+MARKER_FILE: Final = ".re-evaluated-runs.json"
+
+
+def marker_path(output_dir: str | os.PathLike[str]) -> Path:
+    """Return the marker file's path in *output_dir*."""
+    return Path(output_dir) / MARKER_FILE
+
+
+def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
+    """Return the run IDs in the marker file, as stored; a missing file gives ``[]``.
+
+    A file that is not a JSON array of valid run IDs raises
+    :class:`~skillwalker_py.errors.MarkerFileError` naming the file.
+    """
+    path = marker_path(output_dir)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MarkerFileError(path, f"not UTF-8 (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise MarkerFileError(
+            path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    if not isinstance(value, list):
+        raise MarkerFileError(path, f"expected a JSON array of run IDs, got {type(value).__name__}")
+    for index, item in enumerate(value):
+        if not is_valid_run_id(item):
+            raise MarkerFileError(
+                path, f"item [{index}] {item!r} is not a run ID (YYYYMMDDTHHMMSS)"
+            )
+    return list(value)
+
+
+@contextlib.contextmanager
+def _locked(output_dir: Path) -> Iterator[None]:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(output_dir / f"{MARKER_FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _update(
+    output_dir: str | os.PathLike[str], change: Callable[[set[str]], set[str]]
+) -> list[str]:
+    base = Path(output_dir)
+    with _locked(base):
+        current = set(read_reevaluated_runs(base))
+        updated = sorted(change(current))
+        if updated == sorted(current) and marker_path(base).exists():
+            return updated
+        if updated:
+            atomic_write_text(marker_path(base), json.dumps(updated) + "\n")
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                marker_path(base).unlink()
+        return updated
+
+
+def mark_reevaluated(output_dir: str | os.PathLike[str], run_ids: Iterable[str]) -> list[str]:
+    """Add *run_ids* to the marker file; return its new content (deduplicated, sorted).
+
+    Every ID is validated before anything is written. The update holds a lock
+    (``.re-evaluated-runs.json.lock``) and replaces the file atomically.
+    """
+    new_ids = {validate_run_id(run_id) for run_id in run_ids}
+    return _update(output_dir, lambda current: current | new_ids)
+
+
+def clear_reevaluated(
+    output_dir: str | os.PathLike[str], run_ids: Iterable[str] | None = None
+) -> list[str]:
+    """Remove *run_ids* (default: all) from the marker file; return what is left.
+
+    When nothing is left the file is removed (a missing file reads as ``[]``).
+    """
+    if run_ids is None:
+        return _update(output_dir, lambda current: set())
+    drop = {validate_run_id(run_id) for run_id in run_ids}
+    return _update(output_dir, lambda current: current - drop)

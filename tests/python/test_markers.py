@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from skillwalker_py.errors import InvalidRunIdError, MarkerFileError
+from skillwalker_py.markers import (
+    MARKER_FILE,
+    clear_reevaluated,
+    mark_reevaluated,
+    marker_path,
+    read_reevaluated_runs,
+)
+
+A, B, C = "20260101T000000", "20260316T153306", "20261231T235959"
+
+
+def test_missing_marker_reads_empty(tmp_path: Path) -> None:
+    assert read_reevaluated_runs(tmp_path) == []
+    assert read_reevaluated_runs(tmp_path / "does-not-exist") == []
+
+
+def test_mark_deduplicates_and_sorts(tmp_path: Path) -> None:
+    assert mark_reevaluated(tmp_path, [C, A, C]) == [A, C]
+    assert mark_reevaluated(tmp_path, [B, A]) == [A, B, C]
+    assert json.loads((tmp_path / MARKER_FILE).read_text()) == [A, B, C]
+    assert read_reevaluated_runs(tmp_path) == [A, B, C]
+
+
+def test_mark_validates_every_id_before_writing(tmp_path: Path) -> None:
+    mark_reevaluated(tmp_path, [A])
+    with pytest.raises(InvalidRunIdError):
+        mark_reevaluated(tmp_path, [B, "20260316T15330"])
+    assert read_reevaluated_runs(tmp_path) == [A]
+
+
+def test_clear_some_or_all(tmp_path: Path) -> None:
+    mark_reevaluated(tmp_path, [A, B, C])
+    assert clear_reevaluated(tmp_path, [B, "20200101T000000"]) == [A, C]
+    assert clear_reevaluated(tmp_path) == []
+    assert not marker_path(tmp_path).exists()
+    assert clear_reevaluated(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"[1,", "invalid JSON at line 1"),
+        (b'{"runs": []}', "expected a JSON array"),
+        (b'["20260316T153306", "oops"]', "item [1] 'oops'"),
+        (b'["\xff"]', "not UTF-8"),
+    ],
+)
+def test_malformed_marker_names_the_file(tmp_path: Path, content: bytes, reason: str) -> None:
+    marker_path(tmp_path).write_bytes(content)
+    with pytest.raises(MarkerFileError) as info:
+        read_reevaluated_runs(tmp_path)
+    assert str(marker_path(tmp_path)) in str(info.value)
+    assert reason in str(info.value)
+    with pytest.raises(MarkerFileError):
+        mark_reevaluated(tmp_path, [A])
+    assert marker_path(tmp_path).read_bytes() == content
+
+
+def _mark_many(output_dir: str, worker: int) -> None:
+    for index in range(20):
+        mark_reevaluated(output_dir, [f"2026{worker:02d}{index:02d}T000000"])
+
+
+def test_concurrent_marks_lose_nothing(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_mark_many, args=(str(tmp_path), w)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    assert len(read_reevaluated_runs(tmp_path)) == 80
