@@ -1,0 +1,109 @@
+{#-
+  sw_storage: an incremental, Parquet-backed table with one dataset per table,
+  partitioned by run (see skillwalker_py/storage.py for the layout and rules).
+
+  The model's SQL selects from {{ sw_batch() }}: the typed, checked rows of the
+  source files that changed since the last build. This materialization
+    1. asks sw_plan which import units (run directories, summary documents, the
+       legacy single file) to read;
+    2. reads them with read_json (fast path); files with any bad line are read
+       again line by line (sw_sanitize) so every rejected line gets its number;
+    3. COPYs the model's rows into staging, partitioned by test_run_id, and the
+       rejected lines beside them;
+    4. sw_commit moves the files into place and replaces the state file
+       atomically, then deletes files no snapshot needs any more;
+    5. (re)creates the relation as a view over the exact list of live files.
+  Config: source_table (the output source's table it imports).
+-#}
+{% materialization sw_storage, adapter='duckdb' %}
+  {%- set source_table = config.require('source_table') -%}
+  {%- set src = graph.sources['source.' ~ project_name ~ '.output.' ~ source_table] -%}
+  {%- set table = this.identifier -%}
+  {%- set data_dir = sw_data_dir() -%}
+  {%- set output_dir = sw_output_dir() -%}
+  {%- set target_relation = this.incorporate(type='view') -%}
+  {%- set existing = load_cached_relation(this) -%}
+  {%- set col_spec = [] -%}
+  {%- for c in src.columns.values() -%}{%- do col_spec.append([c.name, c.data_type, (c.meta or {}).get('required', false)]) -%}{%- endfor -%}
+  {%- set schema_hash = local_md5(sql ~ tojson(col_spec) ~ tojson(src.meta)) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- set plan = sw_call('sw_plan', {
+      'table': table, 'data_dir': data_dir, 'output_dir': output_dir,
+      'per_run_file': src.meta.get('per_run_file'), 'legacy_file': src.meta.get('legacy_file'),
+      'document_dir': src.meta.get('document_dir'), 'schema_hash': schema_hash,
+      'replace_run_ids': sw_replace_run_ids(), 'marker_run_ids': sw_marker_run_ids(output_dir),
+      'full_refresh': should_full_refresh(), 'build_id': sw_build_id()}) -%}
+  {%- set live = sw_call('sw_live_files', {'data_dir': data_dir, 'table': table}) -%}
+
+  {%- if not plan.unchanged or not live.schema_exists -%}
+    {%- set batch = sw_batch() -%}
+    {%- call statement('sw_read_fast') -%}
+      create or replace temp table _sw_in as
+      {{ sw_read_source(src, plan.read_files, 'fast', plan.per_run_units) }}
+    {%- endcall -%}
+    {%- set flagged = run_query("select distinct _sw_file from _sw_in where _sw_reject is not null order by 1").columns[0].values() | list -%}
+    {%- set py_rejects = none -%}
+    {%- if flagged -%}
+      {%- set flagged_files = plan.read_files | selectattr('path', 'in', flagged) | list -%}
+      {%- set sanitized = sw_call('sw_sanitize', {
+          'files': flagged_files, 'out_dir': plan.staging_dir ~ '/sanitize',
+          'kind': 'document' if src.meta.get('document_dir') else 'jsonl'}) -%}
+      {%- call statement('sw_read_slow') -%}
+        delete from _sw_in where list_contains({{ sw_sql_list(flagged) }}, _sw_file);
+        insert into _sw_in by name
+        {{ sw_read_source(src, flagged_files, 'slow', plan.per_run_units, clean_file=sanitized.clean) }};
+      {%- endcall -%}
+      {%- set py_rejects = sanitized.rejects if sanitized.rejected > 0 else none -%}
+    {%- endif -%}
+
+    {%- call statement('sw_batch') -%}
+      create or replace temp table {{ batch }} as
+      select * exclude (_sw_text, _sw_reject) from _sw_in where _sw_reject is null
+    {%- endcall -%}
+
+    {%- call statement('sw_write_rows') -%}
+      copy ({{ sql }}) to {{ sw_sql_string(plan.staging_dir ~ '/rows') }}
+        (format parquet, partition_by (test_run_id), write_partition_columns true, overwrite_or_ignore)
+    {%- endcall -%}
+
+    {%- call statement('sw_write_rejects') -%}
+      copy (
+        select {{ sw_sql_string(table) }} as source_table, _sw_file as file, _sw_line as line,
+               case when regexp_full_match(test_run_id, '[0-9]{8}T[0-9]{6}') then test_run_id end as test_run_id,
+               _sw_reject as reason, _sw_text as raw, {{ sw_sql_string(plan.build_id) }} as build_id, _sw_unit as _unit
+        from _sw_in where _sw_reject is not null
+        {%- if py_rejects %}
+        union all
+        select {{ sw_sql_string(table) }}, file, line, NULL, reason, raw, {{ sw_sql_string(plan.build_id) }}, unit
+        from read_json({{ sw_sql_string(py_rejects) }}, format = 'newline_delimited', records = true,
+          columns = {'file': 'VARCHAR', 'line': 'BIGINT', 'reason': 'VARCHAR', 'raw': 'VARCHAR', 'unit': 'VARCHAR'})
+        {%- endif %}
+      ) to {{ sw_sql_string(plan.staging_dir ~ '/rejects') }}
+        (format parquet, partition_by (_unit), overwrite_or_ignore)
+    {%- endcall -%}
+
+    {%- call statement('sw_write_schema') -%}
+      copy (select * from ({{ sql }}) limit 0) to {{ sw_sql_string(live.schema) }} (format parquet)
+    {%- endcall -%}
+
+    {%- set plan_commit = plan.copy() -%}
+    {%- do plan_commit.update({'data_dir': data_dir, 'schema_hash': schema_hash}) -%}
+    {%- set live = sw_call('sw_commit', plan_commit) -%}
+    {%- do run_query('drop table if exists _sw_in; drop table if exists ' ~ batch) -%}
+  {%- endif -%}
+
+  {%- if existing is not none and existing.type != 'view' -%}
+    {{ adapter.drop_relation(existing) }}
+  {%- endif -%}
+  {%- call statement('main') -%}
+    create or replace view {{ target_relation }} as
+    select * from read_parquet({{ sw_sql_list([live.schema] + live.rows) }}, hive_partitioning = false)
+  {%- endcall -%}
+
+  {{ run_hooks(post_hooks) }}
+  {% do adapter.commit() %}
+  {% do persist_docs(target_relation, model) %}
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

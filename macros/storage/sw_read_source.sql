@@ -1,0 +1,92 @@
+{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none) -%}
+{#-
+  Typed rows of one source's files, each with a reject reason or NULL.
+
+  src            the source node (graph.sources[...]); its columns' data_type and
+                 meta.required drive the checks, its meta.keep the row filter
+  files          list of {path, key, run_from_path} (the plan's read_files)
+  mode           'fast': read_json over the files themselves, no line numbers;
+                 'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
+  per_run_units  run ids that have a run directory: their legacy lines are skipped
+  Output columns: _sw_file, _sw_line, _sw_text, _sw_unit, _sw_reject, and the
+  declared columns, typed.
+-#}
+{%- set cols = src.columns.values() | list -%}
+{%- set is_document = src.meta.get('document_dir') is not none -%}
+{%- set keep = src.meta.get('keep') -%}
+with _sw_files(_sw_file, _sw_unit, _sw_dir_run) as (
+  {%- if files %}
+  values {% for f in files %}({{ sw_sql_string(f.path) }}, {{ sw_sql_string(f.key) }}, {{ sw_sql_string(f.run_from_path) if f.run_from_path else 'NULL::VARCHAR' }}){{ ',' if not loop.last }}{% endfor %}
+  {%- else %}
+  select NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR where false
+  {%- endif %}
+),
+_sw_raw as (
+  {%- if not files %}
+  select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_line, NULL::VARCHAR as _sw_text, false as _sw_unparsed
+    {%- for c in cols %}, NULL::JSON as "_raw_{{ c.name }}"{% endfor %}
+  where false
+  {%- elif mode == 'fast' %}
+  select _sw_file, NULL::BIGINT as _sw_line, NULL::VARCHAR as _sw_text,
+    ({% for c in cols %}"{{ c.name }}" is null{{ ' and ' if not loop.last }}{% endfor %}) as _sw_unparsed
+    {%- for c in cols %}, "{{ c.name }}" as "_raw_{{ c.name }}"{% endfor %}
+  from read_json(
+    {{ sw_sql_list(files | map(attribute='path') | list) }},
+    format = '{{ 'auto' if is_document else 'newline_delimited' }}',
+    records = true,
+    columns = { {% for c in cols %}'{{ c.name }}': 'JSON'{{ ', ' if not loop.last }}{% endfor %} },
+    ignore_errors = true,
+    filename = '_sw_file',
+    maximum_object_size = 67108864
+  )
+  {%- else %}
+  select _j->>'$._sw_file' as _sw_file, try_cast(_j->>'$._sw_line' as BIGINT) as _sw_line,
+    _j->>'$._sw_raw' as _sw_text, false as _sw_unparsed
+    {%- for c in cols %}, _v[{{ loop.index }}] as "_raw_{{ c.name }}"{% endfor %}
+  from (
+    select json as _j, json_extract(json, [{% for c in cols %}'$."{{ c.name }}"'{{ ', ' if not loop.last }}{% endfor %}]) as _v
+    from read_json_objects({{ sw_sql_string(clean_file) }}, format = 'newline_delimited', maximum_object_size = 67108864)
+  )
+  {%- endif %}
+),
+_sw_typed as (
+  select r._sw_file, r._sw_line, r._sw_text, r._sw_unparsed, f._sw_unit, f._sw_dir_run
+    {%- for c in cols %},
+    {{ sw_from_json('r."_raw_' ~ c.name ~ '"', c.data_type) }} as "{{ c.name }}",
+    r."_raw_{{ c.name }}"
+    {%- endfor %}
+  from _sw_raw r join _sw_files f on f._sw_file = r._sw_file
+),
+_sw_checked as (
+  select *,
+    {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep,
+    case
+      when _sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
+      when not {{ sw_json_present('"_raw_test_run_id"') }} then 'missing required field "test_run_id"'
+      when test_run_id is null then 'field "test_run_id" is not a string'
+      when not regexp_full_match(test_run_id, '[0-9]{8}T[0-9]{6}')
+        then 'invalid test_run_id ' || left(test_run_id, 40) || ' (expected YYYYMMDDTHHMMSS)'
+      when _sw_dir_run is not null and test_run_id <> _sw_dir_run
+        then 'test_run_id ' || test_run_id || ' does not match the file''s run ' || _sw_dir_run
+      {%- if keep %}
+      when not coalesce(({{ keep }}), false) then NULL
+      {%- endif %}
+      {%- for c in cols if c.name != 'test_run_id' %}
+      when {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} and "{{ c.name }}" is null
+        then 'field "{{ c.name }}" is not {{ sw_type_label(c.data_type) }}'
+      {%- endfor %}
+      {%- for c in cols if c.name != 'test_run_id' and (c.meta or {}).get('required') %}
+      when not {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} then 'missing required field "{{ c.name }}"'
+      {%- endfor %}
+    end as _sw_reject
+  from _sw_typed
+)
+select _sw_file, _sw_line, _sw_text, _sw_unit, _sw_reject
+  {%- for c in cols %}, "{{ c.name }}"{% endfor %}
+from _sw_checked
+where _sw_reject is not null
+   or (_sw_keep
+       {%- if per_run_units %}
+       and not (_sw_dir_run is null and list_contains({{ sw_sql_list(per_run_units) }}, test_run_id))
+       {%- endif %})
+{%- endmacro %}

@@ -1,0 +1,18 @@
+{{ config(source_table='acil_summary') }}
+-- depends_on: {{ source('output', 'acil_summary') }}
+select
+    test_run_id,
+    eval,
+    agent_file,
+    original_description,
+    best_iteration,
+    best_description,
+    best_train_accuracy,
+    best_test_accuracy,
+    max_iterations,
+    holdout,
+    model,
+    status,
+    started_at,
+    finished_at
+from {{ sw_batch() }}

@@ -1,0 +1,80 @@
+"""dbt-duckdb plugin: the file-system functions the storage materialization calls.
+
+Enabled in ``profiles.yml``::
+
+    plugins:
+      - module: skillwalker_py.dbt_plugin
+
+It registers scalar DuckDB functions that take and return JSON text, each a
+thin wrapper over :mod:`skillwalker_py.storage`:
+
+==================  ==========================================================
+``sw_plan``         which import units of a table to read in this build
+``sw_sanitize``     split flagged files into clean lines and rejected lines
+``sw_commit``       move staged Parquet into place, write the state, clean up
+``sw_live_files``   the Parquet files a table's view reads
+``sw_lock``         hold the data directory's build lock
+``sw_publish``      copy the build database to the readers' path atomically
+``sw_read_text``    a small text file's content, or '' when it is missing
+==================  ==========================================================
+
+DuckDB's SQL has no way to rename or delete files, hence the plugin.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.duckdb.plugins import BasePlugin
+
+from skillwalker_py import storage
+
+
+def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
+    def udf(arg: str) -> str:
+        return json.dumps(fn(json.loads(arg)))
+
+    return udf
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "sw_plan": _json_udf(storage.plan),
+    "sw_sanitize": _json_udf(storage.sanitize),
+    "sw_commit": _json_udf(storage.commit),
+    "sw_live_files": _json_udf(storage.live_files),
+    "sw_lock": _json_udf(storage.acquire_build_lock),
+    "sw_publish": _json_udf(storage.publish),
+    "sw_read_text": _read_text,
+}
+
+
+class Plugin(BasePlugin):  # type: ignore[misc]
+    """Registers the ``sw_*`` functions on every connection dbt opens."""
+
+    def initialize(self, plugin_config: dict[str, Any]) -> None:
+        # DuckDB creates the database file but not its folder.
+        path = getattr(self.creds, "path", None)
+        if path and path != ":memory:" and not str(path).startswith("md:"):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+    def configure_connection(self, conn: Any) -> None:
+        from duckdb import sqltypes
+
+        for name, fn in FUNCTIONS.items():
+            conn.create_function(
+                name,
+                fn,
+                [sqltypes.VARCHAR],
+                sqltypes.VARCHAR,
+                side_effects=True,
+            )

@@ -1,0 +1,533 @@
+"""Import bookkeeping for the dbt storage models: plan, sanitize, commit, publish.
+
+The dbt materialization ``sw_storage`` (``macros/materializations/sw_storage.sql``)
+moves the data with DuckDB SQL; everything that touches the file system or
+needs memory of earlier builds lives here, called through DuckDB functions
+that the dbt-duckdb plugin (:mod:`skillwalker_py.dbt_plugin`) registers.
+
+Storage layout of one table, under the data directory::
+
+    <table>/test_run_id=<run id>/<unit>-<build id>-<n>.parquet   rows (hive style)
+    _rejected/<table>/<unit>-<build id>.parquet                  rejected lines
+    _schema/<table>.parquet                                       zero rows, the columns
+    _state/<table>.json                                           what is imported
+
+An *import unit* is the smallest thing that is read again when it changes:
+
+* a run directory ``<output>/runs/<run id>/`` (unit = the run id),
+* a per-run document ``<output>/scil-summary/<run id>.json`` (unit = the run id),
+* the seed's single appended file ``<output>/<kind>.jsonl`` (unit = ``legacy``).
+
+A unit is imported when it is new, when the size or modification time of one
+of its files differs from what the state recorded, when one of its runs is in
+the replace list (the ``replace_run_ids`` var, or a run newly listed in
+``.re-evaluated-runs.json``), or when the table's schema changed. A run that
+has a run directory is taken from there only: its lines in the legacy file
+are ignored.
+
+Every Parquet file is written under a new name and the state file is replaced
+atomically (``os.replace``) only after all of a table's new files are in
+place, so a build killed at any moment leaves the previous state and every
+file it names intact. Files that the new state no longer names are deleted
+one build later, so that readers of the previous snapshot keep working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+STATE_VERSION = 1
+LEGACY_UNIT = "legacy"
+RUN_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}")
+RAW_TEXT_LIMIT = 2000
+
+__all__ = [
+    "StorageError",
+    "acquire_build_lock",
+    "commit",
+    "live_files",
+    "plan",
+    "publish",
+    "sanitize",
+]
+
+
+class StorageError(Exception):
+    """A problem with the storage directories or the import state."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fingerprint(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def unit_key(unit: str) -> str:
+    """A file-name-safe key for an import unit (run ids and ``legacy`` stay as they are)."""
+    if unit == LEGACY_UNIT or RUN_ID_RE.fullmatch(unit):
+        return unit
+    return "dir-" + hashlib.sha1(unit.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def _state_path(data_dir: Path, table: str) -> Path:
+    return data_dir / "_state" / f"{table}.json"
+
+
+def load_state(data_dir: Path, table: str) -> dict[str, Any]:
+    """The import state of ``table`` (an empty state when there is none)."""
+    path = _state_path(data_dir, table)
+    empty: dict[str, Any] = {"version": STATE_VERSION, "table": table, "units": {}}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return empty
+    try:
+        state = json.loads(text)
+    except ValueError as exc:
+        raise StorageError(
+            f"{path}: the import state is not valid JSON ({exc}); delete the file and run "
+            "`dbt build --full-refresh` to import everything again"
+        ) from exc
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        # An unknown state layout: import everything again.
+        return empty
+    return state
+
+
+def _validate_run_ids(values: list[Any], what: str) -> list[str]:
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not RUN_ID_RE.fullmatch(value):
+            raise StorageError(f"{what}: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)")
+        out.append(value)
+    return out
+
+
+def _discover(output_dir: Path, args: dict[str, Any]) -> dict[str, dict[str, list[int]]]:
+    """Map unit -> {source path relative to output_dir: fingerprint}."""
+    units: dict[str, dict[str, list[int]]] = {}
+    per_run = args.get("per_run_file")
+    if per_run:
+        runs_dir = output_dir / "runs"
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in sorted(os.scandir(runs_dir), key=lambda e: e.name):
+                if not entry.is_dir():
+                    continue
+                rel = f"runs/{entry.name}/{per_run}"
+                fp = _fingerprint(output_dir / rel)
+                if fp is not None:
+                    units[entry.name] = {rel: fp}
+    documents = args.get("document_dir")
+    if documents:
+        doc_dir = output_dir / documents
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in sorted(os.scandir(doc_dir), key=lambda e: e.name):
+                if entry.is_file() and entry.name.endswith(".json"):
+                    rel = f"{documents}/{entry.name}"
+                    fp = _fingerprint(output_dir / rel)
+                    if fp is not None:
+                        units[entry.name[: -len(".json")]] = {rel: fp}
+    legacy = args.get("legacy_file")
+    if legacy:
+        fp = _fingerprint(output_dir / legacy)
+        if fp is not None:
+            units[LEGACY_UNIT] = {legacy: fp}
+    return units
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def plan(args: dict[str, Any]) -> dict[str, Any]:
+    """Decide which import units of one table to read in this build.
+
+    ``args``: ``table``, ``data_dir``, ``output_dir`` (absolute), ``per_run_file``,
+    ``legacy_file``, ``document_dir`` (each optional), ``schema_hash``,
+    ``replace_run_ids`` (list), ``marker_run_ids`` (list), ``full_refresh`` (bool).
+    """
+    table = str(args["table"])
+    data_dir = Path(args["data_dir"])
+    output_dir = Path(args["output_dir"])
+    replace = set(_validate_run_ids(list(args.get("replace_run_ids") or []), "replace_run_ids"))
+    marker = _validate_run_ids(list(args.get("marker_run_ids") or []), ".re-evaluated-runs.json")
+    state = load_state(data_dir, table)
+    old_units: dict[str, Any] = state["units"]
+    schema_changed = state.get("schema_hash") not in (None, args["schema_hash"])
+    rebuild = bool(args.get("full_refresh")) or schema_changed
+    # Runs newly listed in the marker since the last build are replaced.
+    replace |= set(marker) - set(state.get("marker_run_ids") or [])
+
+    current = _discover(output_dir, args)
+    per_run_units = sorted(u for u in current if u != LEGACY_UNIT)
+    legacy_runs = {
+        f["run"] for f in (old_units.get(LEGACY_UNIT) or {}).get("files", [])
+    }
+    imports: list[str] = []
+    for unit, sources in current.items():
+        old = old_units.get(unit)
+        if (
+            rebuild
+            or old is None
+            or old.get("sources") != sources
+            or unit in replace
+            or (unit == LEGACY_UNIT and legacy_runs & replace)
+        ):
+            imports.append(unit)
+    # A run that moved from the legacy file to its own directory: the legacy
+    # unit must be read again so that its copy of the run is dropped.
+    if LEGACY_UNIT in current and LEGACY_UNIT not in imports and legacy_runs & set(per_run_units):
+        imports.append(LEGACY_UNIT)
+    imports.sort()
+    (data_dir / "_schema").mkdir(parents=True, exist_ok=True)
+    build_id = str(args.get("build_id") or time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    read_files = [
+        {
+            "path": str(output_dir / rel),
+            "unit": unit,
+            "key": unit_key(unit),
+            "run_from_path": unit if unit != LEGACY_UNIT else None,
+        }
+        for unit in imports
+        for rel in current[unit]
+    ]
+    staging_dir = data_dir / "_staging" / f"{table}-{build_id}-{os.getpid()}"
+    if imports or rebuild or not (data_dir / "_schema" / f"{table}.parquet").is_file():
+        staging_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "table": table,
+        "build_id": build_id,
+        "rebuild": rebuild,
+        "schema_changed": schema_changed,
+        "import_units": imports,
+        "read_files": read_files,
+        "per_run_units": per_run_units,
+        "sources": {u: current[u] for u in imports},
+        "marker_run_ids": sorted(marker),
+        "staging_dir": str(staging_dir),
+        "unchanged": not imports and not rebuild,
+    }
+
+
+# --------------------------------------------------------------------------- sanitize
+
+
+def _reject(path: str, line: int | None, raw: str, reason: str, unit: str) -> dict[str, Any]:
+    return {
+        "file": path,
+        "line": line,
+        "reason": reason,
+        "raw": raw[:RAW_TEXT_LIMIT],
+        "raw_bytes": len(raw.encode("utf-8", "surrogateescape")),
+        "unit": unit_key(unit),
+    }
+
+
+def _iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
+    with open(path, "rb") as fh:
+        yield from enumerate(fh, start=1)
+
+
+def sanitize(args: dict[str, Any]) -> dict[str, Any]:
+    """Split files that the fast reader flagged into clean JSONL and rejected lines.
+
+    ``args``: ``files`` (list of ``{path, unit}``), ``kind`` (``jsonl`` or
+    ``document``), ``out_dir``. For each file, every line that is valid UTF-8
+    and a JSON object is written to a clean JSONL file with two added keys,
+    ``_sw_file`` (the original path) and ``_sw_line`` (the physical line
+    number); every other line becomes a rejected line with its reason. The
+    typed checks (types, required fields, run IDs) are then done in SQL on
+    the clean file, which now knows line numbers.
+    """
+    out_dir = Path(args["out_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    clean_path = out_dir / "clean.jsonl"
+    rejects: list[dict[str, Any]] = []
+    kind = args.get("kind", "jsonl")
+    with open(clean_path, "w", encoding="utf-8") as clean:
+        for f in args["files"]:
+            path, unit = str(f["path"]), str(f["unit"])
+            if kind == "document":
+                _sanitize_document(path, unit, clean, rejects)
+                continue
+            for number, raw_bytes in _iter_lines(path):
+                body = raw_bytes.rstrip(b"\r\n")
+                if not body.strip():
+                    continue
+                try:
+                    text = body.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    shown = body.decode("utf-8", "replace")
+                    rejects.append(
+                        _reject(path, number, shown, f"not valid UTF-8 (byte {exc.start})", unit)
+                    )
+                    continue
+                try:
+                    value = json.loads(text)
+                except ValueError as exc:
+                    reason = f"malformed JSON: {exc}"
+                    if not raw_bytes.endswith(b"\n"):
+                        reason += " (the last line has no newline: a writer may have been killed)"
+                    rejects.append(_reject(path, number, text, reason, unit))
+                    continue
+                if not isinstance(value, dict):
+                    rejects.append(
+                        _reject(path, number, text, "not a JSON object", unit)
+                    )
+                    continue
+                value["_sw_file"] = path
+                value["_sw_line"] = number
+                value["_sw_raw"] = text[:RAW_TEXT_LIMIT]
+                clean.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+                clean.write("\n")
+    rejects_path = out_dir / "rejects.jsonl"
+    with open(rejects_path, "w", encoding="utf-8") as fh:
+        for r in rejects:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return {"clean": str(clean_path), "rejects": str(rejects_path), "rejected": len(rejects)}
+
+
+def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        rejects.append(_reject(path, None, "", f"cannot read: {exc}", unit))
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        rejects.append(
+            _reject(path, 1, data.decode("utf-8", "replace"), f"not valid UTF-8 (byte {exc.start})",
+                    unit)
+        )
+        return
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", 1)
+        rejects.append(_reject(path, line, text, f"malformed JSON: {exc}", unit))
+        return
+    if not isinstance(value, dict):
+        rejects.append(_reject(path, 1, text, "not a JSON object", unit))
+        return
+    value["_sw_file"] = path
+    value["_sw_line"] = 1
+    value["_sw_raw"] = text[:RAW_TEXT_LIMIT]
+    clean.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+# --------------------------------------------------------------------------- commit
+
+
+def _walk_parquet(root: Path) -> Iterator[Path]:
+    if not root.is_dir():
+        return
+    for dirpath, _dirs, files in os.walk(root):
+        for name in sorted(files):
+            if name.endswith(".parquet"):
+                yield Path(dirpath) / name
+
+
+def _live(state: dict[str, Any]) -> set[str]:
+    live: set[str] = set()
+    for unit in state.get("units", {}).values():
+        live.update(f["path"] for f in unit.get("files", []))
+        live.update(unit.get("rejects", []))
+    return live
+
+
+def commit(args: dict[str, Any]) -> dict[str, Any]:
+    """Move the staged Parquet files of one table into place and record the new state.
+
+    ``args``: the plan returned by :func:`plan` plus ``data_dir`` and
+    ``schema_hash``. Staged rows are in ``<staging>/rows/test_run_id=<run>/*.parquet``
+    and rejected lines in ``<staging>/rejects/_unit=<key>/*.parquet``.
+    """
+    table = str(args["table"])
+    data_dir = Path(args["data_dir"])
+    staging = Path(args["staging_dir"])
+    build_id = str(args["build_id"])
+    old_state = load_state(data_dir, table)
+    units: dict[str, Any] = {} if args.get("rebuild") else dict(old_state["units"])
+    imports: list[str] = list(args["import_units"])
+    per_run = set(args["per_run_units"])
+    key_to_unit = {unit_key(u): u for u in imports}
+
+    new_units: dict[str, dict[str, Any]] = {
+        u: {"sources": args["sources"][u], "files": [], "rejects": [], "build_id": build_id}
+        for u in imports
+    }
+    table_dir = data_dir / table
+    for staged in _walk_parquet(staging / "rows"):
+        part = staged.parent.name  # test_run_id=<run>
+        run = part.split("=", 1)[1]
+        if not RUN_ID_RE.fullmatch(run):
+            raise StorageError(f"staged partition {staged} has no valid run id")
+        unit = run if run in per_run and run in new_units else LEGACY_UNIT
+        if unit not in new_units:
+            raise StorageError(f"staged rows of run {run} belong to no unit being imported")
+        n = len(new_units[unit]["files"])
+        rel = f"{table}/test_run_id={run}/{unit_key(unit)}-{build_id}-{n}.parquet"
+        (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, data_dir / rel)
+        new_units[unit]["files"].append({"run": run, "path": rel})
+    for staged in _walk_parquet(staging / "rejects"):
+        key = staged.parent.name.split("=", 1)[1]
+        unit = key_to_unit.get(key)
+        if unit is None:
+            raise StorageError(f"staged rejects {staged} belong to no unit being imported")
+        n = len(new_units[unit]["rejects"])
+        rel = f"_rejected/{table}/{key}-{build_id}-{n}.parquet"
+        (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, data_dir / rel)
+        new_units[unit]["rejects"].append(rel)
+
+    units.update(new_units)
+    # A run imported from its own directory replaces its copy in the legacy unit.
+    legacy = units.get(LEGACY_UNIT)
+    if legacy is not None:
+        legacy["files"] = [f for f in legacy["files"] if f["run"] not in per_run]
+
+    new_state = {
+        "version": STATE_VERSION,
+        "table": table,
+        "schema_hash": args["schema_hash"],
+        "build_id": build_id,
+        "marker_run_ids": list(args.get("marker_run_ids") or []),
+        "units": dict(sorted(units.items())),
+    }
+    _fsync_dir(table_dir) if table_dir.is_dir() else None
+    _atomic_write_text(_state_path(data_dir, table), json.dumps(new_state, indent=1))
+    shutil.rmtree(staging, ignore_errors=True)
+    _collect_garbage(data_dir, table, keep=_live(new_state) | _live(old_state))
+    return live_files({"data_dir": str(data_dir), "table": table})
+
+
+def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
+    for root in (data_dir / table, data_dir / "_rejected" / table):
+        for path in _walk_parquet(root):
+            rel = path.relative_to(data_dir).as_posix()
+            if rel not in keep:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        if root.is_dir():
+            for dirpath, dirs, files in os.walk(root, topdown=False):
+                if not dirs and not files and Path(dirpath) != root:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(dirpath)
+    # Staging directories left by killed builds of this table.
+    staging_root = data_dir / "_staging"
+    if staging_root.is_dir():
+        for entry in staging_root.iterdir():
+            if entry.name.startswith(f"{table}-"):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def live_files(args: dict[str, Any]) -> dict[str, Any]:
+    """Absolute paths of the Parquet files a table's view reads: rows and rejected lines."""
+    data_dir = Path(args["data_dir"])
+    state = load_state(data_dir, str(args["table"]))
+    rows: list[str] = []
+    rejects: list[str] = []
+    for unit in state["units"].values():
+        rows.extend(str(data_dir / f["path"]) for f in unit.get("files", []))
+        rejects.extend(str(data_dir / r) for r in unit.get("rejects", []))
+    schema = data_dir / "_schema" / f"{args['table']}.parquet"
+    return {
+        "rows": sorted(rows),
+        "rejects": sorted(rejects),
+        "schema": str(schema),
+        "schema_exists": schema.is_file(),
+    }
+
+
+# --------------------------------------------------------------------------- lock and publish
+
+_LOCKS: dict[str, int] = {}
+
+
+def acquire_build_lock(args: dict[str, Any]) -> str:
+    """Hold an exclusive lock on ``<data_dir>/.build.lock`` for this process's lifetime.
+
+    A second build on the same data directory waits up to ``timeout`` seconds,
+    then fails with a message naming the holder. The lock is released by the
+    operating system when the holding process exits, even on ``kill -9``.
+    """
+    data_dir = Path(args["data_dir"])
+    timeout = float(args.get("timeout", 0))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / ".build.lock"
+    key = str(path.resolve())
+    if key in _LOCKS:
+        return "held"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+                os.close(fd)
+                raise StorageError(
+                    f"another skillwalker build is running on {data_dir} ({holder}); "
+                    f"waited {timeout:g} s. Run again when it has finished "
+                    "(raise the wait with --vars '{lock_timeout_seconds: 600}')"
+                ) from None
+            time.sleep(0.2)
+    os.ftruncate(fd, 0)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    os.pwrite(fd, f"pid {os.getpid()}, started {stamp}".encode(), 0)
+    _LOCKS[key] = fd
+    return "acquired"
+
+
+def publish(args: dict[str, Any]) -> str:
+    """Copy the checkpointed build database to the readers' path, atomically."""
+    src = Path(args["src"])
+    dst = Path(args["dst"])
+    if src.resolve() == dst.resolve():
+        return "same file"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, dst)
+    _fsync_dir(dst.parent)
+    return str(dst)
