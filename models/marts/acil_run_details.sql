@@ -1,0 +1,1 @@
+{{ loop_run_details('acil') }}

@@ -1,0 +1,1 @@
+{{ loop_history('scil') }}

@@ -1,0 +1,21 @@
+-- One row per LLM-judge expectation, its criteria as a list.
+select
+    res.test_run_id,
+    res.test_case,
+    res.eval,
+    res.test_name,
+    res.expect_index,
+    res.rubric_file,
+    res.model,
+    res.threshold,
+    res.score,
+    res.passed,
+    coalesce(
+        try_cast(res.criteria as STRUCT(criterion VARCHAR, score DOUBLE, passed BOOLEAN, reasoning VARCHAR)[]),
+        []
+    ) as criteria
+from {{ ref('test_results') }} as res
+left join {{ ref('test_run') }} as r
+    on r.test_run_id = res.test_run_id and r.test_case = res.test_case
+where res.expect_type = 'llm-judge'
+  and not coalesce(r.is_infrastructure_error, false)

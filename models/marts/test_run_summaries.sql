@@ -1,0 +1,20 @@
+select
+    test_run_id,
+    eval,
+    min(run_started_at) as run_started_at,
+    count(*) filter (where not is_infrastructure_error) as total_tests,
+    count(*) filter (where not is_infrastructure_error and all_expectations_passed) as passed,
+    count(*) filter (where not is_infrastructure_error and not all_expectations_passed) as failed,
+    count(*) filter (where not is_infrastructure_error and all_expectations_passed is null) as no_results,
+    count(*) filter (where is_infrastructure_error) as infrastructure_errors,
+    count(*) filter (where not is_infrastructure_error and is_error) as errored,
+    coalesce(sum(total_cost_usd) filter (where not is_infrastructure_error), 0) as total_cost_usd,
+    coalesce(sum(input_tokens) filter (where not is_infrastructure_error), 0)::BIGINT as input_tokens,
+    coalesce(sum(output_tokens) filter (where not is_infrastructure_error), 0)::BIGINT as output_tokens,
+    coalesce(sum(duration_ms) filter (where not is_infrastructure_error), 0)::BIGINT as duration_ms,
+    case when count(*) filter (where not is_infrastructure_error and all_expectations_passed is not null) > 0
+         then (count(*) filter (where not is_infrastructure_error and all_expectations_passed))::DOUBLE
+              / count(*) filter (where not is_infrastructure_error and all_expectations_passed is not null)
+    end as pass_rate
+from {{ ref('int_test_executions') }}
+group by test_run_id, eval
