@@ -58,7 +58,7 @@ FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-class Plugin(BasePlugin):  # type: ignore[misc]
+class Plugin(BasePlugin):
     """Registers the ``sw_*`` functions on every connection dbt opens."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:

@@ -50,6 +50,7 @@ STATE_VERSION = 1
 LEGACY_UNIT = "legacy"
 RUN_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}")
 RAW_TEXT_LIMIT = 2000
+PUBLISHED_POINTER = "published.json"
 
 __all__ = [
     "StorageError",
@@ -58,6 +59,7 @@ __all__ = [
     "live_files",
     "plan",
     "publish",
+    "published_database",
     "sanitize",
 ]
 
@@ -407,14 +409,14 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
         new_units[unit]["files"].append({"run": run, "path": rel})
     for staged in _walk_parquet(staging / "rejects"):
         key = staged.parent.name.split("=", 1)[1]
-        unit = key_to_unit.get(key)
-        if unit is None:
+        owner = key_to_unit.get(key)
+        if owner is None:
             raise StorageError(f"staged rejects {staged} belong to no unit being imported")
-        n = len(new_units[unit]["rejects"])
+        n = len(new_units[owner]["rejects"])
         rel = f"_rejected/{table}/{key}-{build_id}-{n}.parquet"
         (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, data_dir / rel)
-        new_units[unit]["rejects"].append(rel)
+        new_units[owner]["rejects"].append(rel)
 
     units.update(new_units)
     # A run imported from its own directory replaces its copy in the legacy unit.
@@ -518,7 +520,11 @@ def acquire_build_lock(args: dict[str, Any]) -> str:
 
 
 def publish(args: dict[str, Any]) -> str:
-    """Copy the checkpointed build database to the readers' path, atomically."""
+    """Copy the checkpointed build database to the readers' path, atomically.
+
+    ``args``: ``src``, ``dst`` and optionally ``data_dir``, where a pointer
+    ``_state/published.json`` records ``dst`` for :func:`published_database`.
+    """
     src = Path(args["src"])
     dst = Path(args["dst"])
     if src.resolve() == dst.resolve():
@@ -530,4 +536,18 @@ def publish(args: dict[str, Any]) -> str:
         os.fsync(fh.fileno())
     os.replace(tmp, dst)
     _fsync_dir(dst.parent)
+    if args.get("data_dir"):
+        pointer = Path(args["data_dir"]) / "_state" / PUBLISHED_POINTER
+        _atomic_write_text(pointer, json.dumps({"duckdb": str(dst.resolve())}) + "\n")
     return str(dst)
+
+
+def published_database(data_dir: str | os.PathLike[str]) -> Path | None:
+    """The DuckDB file the last successful build published for ``data_dir``, if any."""
+    pointer = Path(data_dir) / "_state" / PUBLISHED_POINTER
+    try:
+        target = json.loads(pointer.read_text(encoding="utf-8"))["duckdb"]
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
+    path = Path(str(target))
+    return path if path.is_file() else None

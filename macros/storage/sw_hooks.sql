@@ -16,7 +16,7 @@
     {%- set failed = results | selectattr('node.resource_type', 'in', ['model', 'seed']) | selectattr('status', 'in', ['error', 'skipped']) | list -%}
     {%- if not failed -%}
       {%- do run_query('checkpoint') -%}
-      {%- do sw_call('sw_publish', {'src': target.path, 'dst': sw_published_db()}) -%}
+      {%- do sw_call('sw_publish', {'src': target.path, 'dst': sw_published_db(), 'data_dir': sw_data_dir()}) -%}
     {%- endif -%}
   {%- endif -%}
   select 1

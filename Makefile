@@ -1,0 +1,37 @@
+# Two commands on a fresh clone (only python3 and make needed):
+#   make demo   install everything, generate sample eval output, build it, print the run summaries
+#   make test   install everything, then run every check: ruff, mypy, pytest (with real dbt builds)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export DO_NOT_TRACK := 1
+
+.PHONY: demo test install lint bench bench-quick clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+demo: install
+	$(BIN)/skillwalker-data sample --overwrite
+	$(BIN)/skillwalker-data build
+	$(BIN)/skillwalker-data summaries
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run.py
+
+bench-quick: install
+	$(BIN)/python bench/run.py --quick
+
+clean:
+	rm -rf target logs analytics output .pytest_cache .mypy_cache .ruff_cache

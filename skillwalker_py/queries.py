@@ -1,0 +1,242 @@
+"""Query functions over the built data (the seed's ``query*`` functions).
+
+Each function reads one of the dbt project's views from the DuckDB file that
+the last successful ``dbt build`` published (see :func:`connect`). The SQL of
+every view lives only in the dbt project: these functions select from the
+views, they never repeat their definitions.
+
+Missing data behaves as in the seed: before the first build, list queries
+return ``[]`` and detail queries raise :class:`NotFoundError`.
+
+>>> query_test_run_summaries("/nonexistent/data")
+[]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypedDict, cast
+
+import duckdb
+
+from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.runid import validate_run_id
+from skillwalker_py.storage import published_database
+
+__all__ = [
+    "LlmJudgeGroup",
+    "LoopRunDetails",
+    "NotFoundError",
+    "TestRunDetails",
+    "connect",
+    "query_acil_history",
+    "query_acil_run_details",
+    "query_per_test",
+    "query_scil_history",
+    "query_scil_run_details",
+    "query_sql",
+    "query_test_run_details",
+    "query_test_run_summaries",
+]
+
+Row = dict[str, Any]
+
+
+class NotFoundError(SkillwalkerError, LookupError):
+    """A run asked for by ID is not in the built data."""
+
+
+class LlmJudgeGroup(TypedDict):
+    """One LLM-judge expectation of one test execution, with its criteria."""
+
+    test_run_id: str
+    test_case: str
+    eval: str
+    test_name: str
+    expect_index: int
+    rubric_file: str | None
+    model: str | None
+    threshold: float | None
+    score: float | None
+    passed: bool
+    criteria: list[dict[str, Any]]
+
+
+class TestRunDetails(TypedDict):
+    """Everything about one test run (``queryTestRunDetails`` in the seed)."""
+
+    summary: list[Row]
+    expectations: list[Row]
+    llm_judge_groups: list[LlmJudgeGroup]
+    output_files: list[Row]
+
+
+class LoopRunDetails(TypedDict):
+    """One SCIL or ACIL run: its summary and its iterations in order."""
+
+    summary: Row
+    iterations: list[Row]
+
+
+def connect(
+    data_dir: str | os.PathLike[str], *, db_path: str | os.PathLike[str] | None = None
+) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to the published database, or None before the first build.
+
+    The database is the copy that ``dbt build`` publishes at the end of every
+    successful build (``SKILLWALKER_DUCKDB_PATH``, default
+    ``analytics/skillwalker.duckdb``); its location is recorded in
+    ``<data_dir>/_state/published.json``. A build never holds a lock on it, so
+    reading works during a build and sees the previous complete build.
+    """
+    path = Path(db_path) if db_path is not None else published_database(data_dir)
+    if path is None or not path.is_file():
+        return None
+    return duckdb.connect(str(path), read_only=True)
+
+
+def query_sql(
+    data_dir: str | os.PathLike[str],
+    sql: str,
+    params: Sequence[Any] = (),
+    *,
+    db_path: str | os.PathLike[str] | None = None,
+) -> list[Row]:
+    """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build)."""
+    con = connect(data_dir, db_path=db_path)
+    if con is None:
+        return []
+    try:
+        return _rows(con, sql, *params)
+    finally:
+        con.close()
+
+
+def query_test_run_summaries(data_dir: str | os.PathLike[str]) -> list[Row]:
+    """One row per run and eval (view ``test_run_summaries``), newest run first."""
+    return query_sql(data_dir, "select * from test_run_summaries order by test_run_id desc, eval")
+
+
+def query_per_test(data_dir: str | os.PathLike[str]) -> list[Row]:
+    """One row per test execution (view ``per_test``), newest run first."""
+    return query_sql(
+        data_dir, "select * from per_test order by test_run_id desc, eval, test_name"
+    )
+
+
+def query_test_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> TestRunDetails:
+    """Per-test summary, expectations, LLM-judge groups and output files of one run.
+
+    Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
+    ID and :class:`NotFoundError` ("Test run not found: <id>") for an unknown run.
+    """
+    run_id = validate_run_id(test_run_id)
+    con = connect(data_dir)
+    if con is None:
+        raise NotFoundError(f"Test run not found: {run_id}")
+    try:
+        summary = _rows(
+            con,
+            "select * from test_run_detail_tests where test_run_id = ? order by eval, test_name",
+            run_id,
+        )
+        if not summary:
+            raise NotFoundError(f"Test run not found: {run_id}")
+        expectations = _rows(
+            con,
+            "select * from test_run_detail_expectations where test_run_id = ? "
+            "order by eval, test_name, expect_index",
+            run_id,
+        )
+        groups = _rows(
+            con,
+            "select * from test_run_detail_judge_criteria where test_run_id = ? "
+            "order by eval, test_name, expect_index",
+            run_id,
+        )
+        files = _rows(
+            con,
+            "select * from test_run_detail_output_files where test_run_id = ? "
+            "order by eval, test_name, file_path",
+            run_id,
+        )
+    finally:
+        con.close()
+    return {
+        "summary": summary,
+        "expectations": expectations,
+        "llm_judge_groups": [cast(LlmJudgeGroup, g) for g in groups],
+        "output_files": files,
+    }
+
+
+def query_scil_history(data_dir: str | os.PathLike[str]) -> list[Row]:
+    """One row per SCIL run (view ``scil_history``), newest first."""
+    return query_sql(data_dir, "select * from scil_history order by test_run_id desc, skill_file")
+
+
+def query_acil_history(data_dir: str | os.PathLike[str]) -> list[Row]:
+    """One row per ACIL run and agent file (view ``acil_history``), newest first."""
+    return query_sql(data_dir, "select * from acil_history order by test_run_id desc, agent_file")
+
+
+def query_scil_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> LoopRunDetails:
+    """Summary and iterations of one SCIL run; NotFoundError "SCIL run not found: <id>"."""
+    return _loop_details(data_dir, test_run_id, "scil")
+
+
+def query_acil_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> LoopRunDetails:
+    """Summary and iterations of one ACIL run; NotFoundError "ACIL run not found: <id>"."""
+    return _loop_details(data_dir, test_run_id, "acil")
+
+
+_SUMMARY_COLUMNS = (
+    "test_run_id", "eval", "skill_file", "agent_file", "original_description",
+    "best_iteration", "best_description", "best_train_accuracy", "best_test_accuracy",
+    "max_iterations", "holdout", "model", "status", "started_at", "finished_at",
+)  # fmt: skip
+
+
+def _loop_details(data_dir: str | os.PathLike[str], test_run_id: str, kind: str) -> LoopRunDetails:
+    run_id = validate_run_id(test_run_id)
+    label = kind.upper()
+    con = connect(data_dir)
+    if con is None:
+        raise NotFoundError(f"{label} run not found: {run_id}")
+    try:
+        rows = _rows(
+            con,
+            f"select * from {kind}_run_details where test_run_id = ? "
+            "order by iteration nulls first",
+            run_id,
+        )
+    finally:
+        con.close()
+    if not rows:
+        raise NotFoundError(f"{label} run not found: {run_id}")
+    summary = {k: v for k, v in rows[0].items() if k in _SUMMARY_COLUMNS}
+    iterations = [
+        {k: v for k, v in r.items() if k not in _SUMMARY_COLUMNS or k == "test_run_id"}
+        for r in rows
+        if r.get("iteration") is not None
+    ]
+    return {"summary": summary, "iterations": iterations}
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[Row]:
+    """Rows as dicts; JSON columns are decoded into Python values."""
+    cur = con.execute(sql, list(params))
+    description = cur.description or []
+    names = [d[0] for d in description]
+    json_cols = [i for i, d in enumerate(description) if str(d[1]) == "JSON"]
+    rows = []
+    for raw in cur.fetchall():
+        values = list(raw)
+        for i in json_cols:
+            if isinstance(values[i], str):
+                values[i] = json.loads(values[i])
+        rows.append(dict(zip(names, values, strict=True)))
+    return rows

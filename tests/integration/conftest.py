@@ -1,0 +1,119 @@
+"""Fixtures for tests that run the real `dbt build` in temp directories.
+
+`project` gives a :class:`DbtProject`: its own output, data and DuckDB paths
+under ``tmp_path``, its own dbt target and log directories (so tests never
+share state or write into the checkout), and helpers to write JSONL, build
+and query the published database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DBT = Path(sys.executable).with_name("dbt")
+
+
+@dataclass
+class DbtProject:
+    """One isolated use of the dbt project."""
+
+    root: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def output_dir(self) -> Path:
+        return self.root / "output"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "db" / "skillwalker.duckdb"
+
+    @property
+    def build_db_path(self) -> Path:
+        return self.root / "db" / ".build" / "skillwalker.duckdb"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                "DO_NOT_TRACK": "1",
+                "SKILLWALKER_OUTPUT_DIR": str(self.output_dir),
+                "SKILLWALKER_DATA_DIR": str(self.data_dir),
+                "SKILLWALKER_DUCKDB_PATH": str(self.db_path),
+                "SKILLWALKER_BUILD_DUCKDB_PATH": str(self.build_db_path),
+                "DBT_LOG_PATH": str(self.root / "logs"),
+                "DBT_TARGET_PATH": str(self.root / "target"),
+            }
+        )
+        env.update(self.extra_env)
+        return env
+
+    def dbt_command(self, command: str, *args: str) -> list[str]:
+        return [str(DBT), command, "--project-dir", str(REPO), "--profiles-dir", str(REPO), *args]
+
+    def dbt(self, command: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a dbt command in a subprocess; fail the test with dbt's output if it fails."""
+        proc = subprocess.run(
+            self.dbt_command(command, *args),
+            env=self.env(),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if check and proc.returncode != 0:
+            pytest.fail(f"dbt {command} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def build(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.dbt("build", *args, check=check)
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of SQL over the published database (what readers see)."""
+        con = duckdb.connect(str(self.db_path), read_only=True)
+        try:
+            return con.execute(sql, list(params)).fetchall()
+        finally:
+            con.close()
+
+    def query_dicts(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        con = duckdb.connect(str(self.db_path), read_only=True)
+        try:
+            cur = con.execute(sql, list(params))
+            names = [d[0] for d in cur.description or []]
+            return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        finally:
+            con.close()
+
+    def write_jsonl(self, relpath: str, records: Iterable[Mapping[str, Any] | str], *,
+                    append: bool = False) -> Path:
+        """Write records (dicts, or raw strings written as they are) as lines under output/."""
+        path = self.output_dir / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a" if append else "w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(r if isinstance(r, str) else json.dumps(r))
+                fh.write("\n")
+        return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> DbtProject:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return DbtProject(root)
