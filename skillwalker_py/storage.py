@@ -457,6 +457,8 @@ def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
         for entry in staging_root.iterdir():
             if entry.name.startswith(f"{table}-"):
                 shutil.rmtree(entry, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            staging_root.rmdir()  # only when empty: other tables may be staging
 
 
 def live_files(args: dict[str, Any]) -> dict[str, Any]:
