@@ -30,6 +30,13 @@ from skillwalker_py.errors import (
     MarkerFileError,
     SkillwalkerError,
 )
+from skillwalker_py.frontmatter import (
+    DESCRIPTION_KEY,
+    parse_description,
+    replace_description,
+    sanitize_for_yaml,
+    yaml_double_quoted,
+)
 from skillwalker_py.jsonl import (
     JSONL_KINDS,
     MAX_ERROR_TEXT,
@@ -134,6 +141,7 @@ from skillwalker_py.types import (
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DESCRIPTION_KEY",
     "EXPECTATION_KEYS",
     "INFRASTRUCTURE_ERROR_STATUS",
     "JSONL_KINDS",
@@ -214,6 +222,7 @@ __all__ = [
     "new_run_id",
     "normalize_expectation",
     "normalize_test_cases",
+    "parse_description",
     "parse_stream_json_lines",
     "phase_sizes",
     "quote",
@@ -221,8 +230,10 @@ __all__ = [
     "read_jsonl",
     "read_prompt_file",
     "read_reevaluated_runs",
+    "replace_description",
     "resolve_eval_path",
     "resolve_prompt_path",
+    "sanitize_for_yaml",
     "split_sets",
     "summary_path",
     "validate_run_id",
@@ -235,4 +246,5 @@ __all__ = [
     "write_test_config",
     "write_test_result",
     "write_test_run_event",
+    "yaml_double_quoted",
 ]

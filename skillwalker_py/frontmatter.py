@@ -1,0 +1,285 @@
+r"""Read and replace the ``description`` in the YAML frontmatter of SKILL.md and agent files.
+
+The frontmatter is the block between a first line ``---`` and the next line
+``---`` (LF or CRLF line ends, an optional UTF-8 BOM). Descriptions may be
+written in any YAML style: plain, single- or double-quoted, or a block scalar
+(``|``, ``>``, with chomping and indentation indicators such as ``>-``,
+``|+``, ``>2``).
+
+:func:`replace_description` changes only the bytes of the description's
+value: every other key, comment, blank line, the key order and the body stay
+byte-identical. The new value is written as a one-line double-quoted YAML
+scalar with JSON-style escapes, so any text (quotes, backslashes, ``#``,
+``: ``, newlines, ``---``, leading ``-``/``>``/``|``/``*``/``&``/``!``,
+Unicode) loads back exactly with ``yaml.safe_load``. An anchor on the old
+value is kept; a tag is dropped; a comment after a block scalar's header
+is kept.
+
+>>> text = "---\nname: refactor\ndescription: >-\n  Refactors\n  code.\nmodel: haiku\n---\nBody\n"
+>>> parse_description(text)
+'Refactors code.'
+>>> print(replace_description(text, 'Use when asked to "clean up": code'), end="")
+---
+name: refactor
+description: "Use when asked to \"clean up\": code"
+model: haiku
+---
+Body
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+import yaml
+
+from skillwalker_py.errors import FrontmatterError
+
+__all__ = [
+    "DESCRIPTION_KEY",
+    "parse_description",
+    "replace_description",
+    "sanitize_for_yaml",
+    "yaml_double_quoted",
+]
+
+DESCRIPTION_KEY: Final = "description"
+
+_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
+_LINE_KEY = re.compile(r"^description[ \t]*:(?P<rest>[^\r\n]*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The description's value inside the full text: [start, end) and what it says."""
+
+    start: int
+    end: int
+    value: str
+    insert: bool  # empty value: insert after the colon
+    prefix: str  # anchor to keep, e.g. "&a "
+    suffix: str  # block-scalar header comment to keep, e.g. " # note"
+
+
+def _frontmatter_bounds(text: str) -> tuple[int, int]:
+    opening = _OPEN.match(text)
+    if opening is None:
+        raise FrontmatterError("no YAML frontmatter: the file must start with a '---' line")
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        raise FrontmatterError("the frontmatter is not closed by a '---' line")
+    return opening.end(), closing.start()
+
+
+def _skip_node(events: list[yaml.Event], index: int) -> int:
+    """Return the index just after the node that starts at *index*."""
+    if isinstance(events[index], yaml.ScalarEvent | yaml.AliasEvent):
+        return index + 1
+    depth = 0
+    while True:
+        event = events[index]
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+
+
+def _anchored_value(events: list[yaml.Event], alias_index: int) -> str:
+    """Return the text of the node an alias refers to (the latest anchor before it)."""
+    alias = events[alias_index]
+    assert isinstance(alias, yaml.AliasEvent)
+    anchor = alias.anchor
+    for event in reversed(events[:alias_index]):
+        if isinstance(event, yaml.NodeEvent) and event.anchor == anchor:
+            if isinstance(event, yaml.ScalarEvent):
+                return _scalar_text(event)
+            break
+    raise FrontmatterError(f"the description is an alias (*{anchor}) of a value that is not text")
+
+
+def _scalar_text(event: yaml.ScalarEvent) -> str:
+    if event.style is None and event.implicit[0] and event.value in _NULLS:
+        return ""
+    return event.value
+
+
+def _find_with_yaml(text: str, begin: int, finish: int) -> _Found:
+    block = text[begin:finish]
+    events = list(yaml.parse(block, Loader=yaml.SafeLoader))
+    if len(events) < 3 or not isinstance(events[2], yaml.MappingStartEvent):
+        if len(events) >= 3 and isinstance(events[2], yaml.CollectionStartEvent | yaml.ScalarEvent):
+            raise FrontmatterError("the frontmatter is not a mapping of keys to values")
+        raise FrontmatterError("the frontmatter has no description key")
+    matches: list[int] = []
+    index = 3
+    while not isinstance(events[index], yaml.MappingEndEvent):
+        key = events[index]
+        value_index = _skip_node(events, index)
+        index = _skip_node(events, value_index)
+        if isinstance(key, yaml.ScalarEvent) and key.value == DESCRIPTION_KEY:
+            matches.append(value_index)
+    if not matches:
+        raise FrontmatterError("the frontmatter has no description key")
+    if len(matches) > 1:
+        raise FrontmatterError(f"the frontmatter has {len(matches)} description keys")
+    node = events[matches[0]]
+    assert node.start_mark is not None and node.end_mark is not None
+    start, end = node.start_mark.index, node.end_mark.index
+    if isinstance(node, yaml.AliasEvent):
+        value = _anchored_value(events, matches[0])
+        return _Found(begin + start, begin + end, value, False, "", "")
+    if not isinstance(node, yaml.ScalarEvent):
+        kind = "a list" if isinstance(node, yaml.SequenceStartEvent) else "a mapping"
+        raise FrontmatterError(f"the description is {kind}, not text")
+    value = _scalar_text(node)
+    if start == end:
+        return _Found(begin + start, begin + end, value, True, "", "")
+    prefix = f"&{node.anchor} " if node.anchor else ""
+    suffix = ""
+    region = block[start:end]
+    if node.style in ("|", ">"):
+        header = region.split("\n", 1)[0].rstrip("\r")
+        comment = re.search(r"[ \t]+#.*$", header)
+        if comment is not None:
+            suffix = comment.group(0)
+        end = start + len(region.rstrip(" \t\r\n"))
+    return _Found(begin + start, begin + end, value, False, prefix, suffix)
+
+
+def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> _Found:
+    """Fallback for frontmatter that is not valid YAML (e.g. ``description: Use when: x``).
+
+    Only a single-line ``description:`` at the start of a line, not followed
+    by indented continuation lines, and only when the YAML error is on that
+    line, is understood; its value is the rest of the line, trimmed.
+    """
+    block = text[begin:finish]
+    matches = list(_LINE_KEY.finditer(block))
+    problem = f"the frontmatter is not valid YAML ({_first_line(error)})"
+    if len(matches) != 1:
+        raise FrontmatterError(problem)
+    match = matches[0]
+    mark = getattr(error, "problem_mark", None)
+    if mark is None or mark.line != block.count("\n", 0, match.start()):
+        raise FrontmatterError(problem)  # the YAML error is not on the description's line
+    following = block[match.end() :].lstrip("\r\n").split("\n", 1)[0]
+    if following[:1] in (" ", "\t"):
+        raise FrontmatterError(problem)
+    rest = match.group("rest")
+    raw = rest.strip(" \t")
+    if not raw or raw[0] in "|>\"'&*!":
+        raise FrontmatterError(problem)
+    start = begin + match.start("rest") + (len(rest) - len(rest.lstrip(" \t")))
+    return _Found(start, start + len(raw), raw, False, "", "")
+
+
+def _first_line(error: yaml.YAMLError) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _find(text: str) -> _Found:
+    begin, finish = _frontmatter_bounds(text)
+    try:
+        return _find_with_yaml(text, begin, finish)
+    except yaml.YAMLError as error:
+        return _find_by_line(text, begin, finish, error)
+
+
+def parse_description(text: str) -> str:
+    """Return the description in the frontmatter of *text* (a SKILL.md or agent file).
+
+    Raises FrontmatterError when there is no frontmatter or no description.
+
+    >>> parse_description("---\\ndescription: |\\n  Line one\\n  Line two\\n---\\n")
+    'Line one\\nLine two\\n'
+    """
+    return _find(text).value
+
+
+def yaml_double_quoted(value: str) -> str:
+    r"""Return *value* as a one-line YAML double-quoted scalar that loads back exactly.
+
+    ``"`` and ``\`` are escaped, line breaks and control, non-printable and
+    line-separator characters become ``\n``/``\t``/``\r``/``\xXX``/``\uXXXX``;
+    everything else (including Unicode text) is kept as is.
+
+    >>> print(yaml_double_quoted('a "b" \\ c\nd'))
+    "a \"b\" \\ c\nd"
+    """
+    out = ['"']
+    for char in value:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif char == "\r":
+            out.append("\\r")
+        elif (
+            0x20 <= code <= 0x7E
+            or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+            or code >= 0x10000
+        ):
+            out.append(char)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02X}")
+        else:
+            out.append(f"\\u{code:04X}")
+    out.append('"')
+    return "".join(out)
+
+
+def replace_description(text: str, new_description: str) -> str:
+    """Return *text* with its frontmatter description replaced by *new_description*.
+
+    Only the value's bytes change (see the module docstring); the value is
+    written with :func:`yaml_double_quoted`, so newlines and any other
+    characters survive exactly. Raises FrontmatterError when there is no
+    frontmatter or no description key.
+
+    >>> replace_description("---\\r\\ndescription: 'old'\\r\\nname: x\\r\\n---\\r\\n", "new")
+    '---\\r\\ndescription: "new"\\r\\nname: x\\r\\n---\\r\\n'
+    """
+    found = _find(text)
+    scalar = found.prefix + yaml_double_quoted(new_description) + found.suffix
+    if found.insert:
+        scalar = " " + scalar
+    result = text[: found.start] + scalar + text[found.end :]
+    begin, finish = _frontmatter_bounds(result)
+    try:
+        yaml.safe_load(result[begin:finish])
+    except yaml.YAMLError as error:
+        raise FrontmatterError(
+            f"the frontmatter is not valid YAML outside its description ({_first_line(error)})"
+        ) from None
+    return result
+
+
+_WHITESPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
+def sanitize_for_yaml(value: str) -> str:
+    """Return *value* on one line: whitespace runs (newlines too) become one space.
+
+    Control characters are dropped and the ends are trimmed. Use it when a
+    description must stay a single line of plain text; :func:`replace_description`
+    does not need it to write any text safely.
+
+    >>> sanitize_for_yaml("  Use when\\n\\n  refactoring\\tcode.  ")
+    'Use when refactoring code.'
+    """
+    collapsed = _WHITESPACE.sub(" ", value)
+    return _CONTROL.sub("", collapsed).strip()
