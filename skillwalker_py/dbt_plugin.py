@@ -15,7 +15,6 @@ thin wrapper over :mod:`skillwalker_py.storage`:
 ``sw_live_files``   the Parquet files a table's view reads
 ``sw_lock``         hold the data directory's build lock
 ``sw_publish``      copy the build database to the readers' path atomically
-``sw_read_text``    a small text file's content, or '' when it is missing
 ==================  ==========================================================
 
 DuckDB's SQL has no way to rename or delete files, hence the plugin.
@@ -40,13 +39,6 @@ def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
     return udf
 
 
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-
-
 FUNCTIONS: dict[str, Callable[[str], str]] = {
     "sw_plan": _json_udf(storage.plan),
     "sw_sanitize": _json_udf(storage.sanitize),
@@ -54,7 +46,6 @@ FUNCTIONS: dict[str, Callable[[str], str]] = {
     "sw_live_files": _json_udf(storage.live_files),
     "sw_lock": _json_udf(storage.acquire_build_lock),
     "sw_publish": _json_udf(storage.publish),
-    "sw_read_text": _read_text,
 }
 
 

@@ -180,13 +180,16 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
 
     ``args``: ``table``, ``data_dir``, ``output_dir`` (absolute), ``per_run_file``,
     ``legacy_file``, ``document_dir`` (each optional), ``schema_hash``,
-    ``replace_run_ids`` (list), ``marker_run_ids`` (list), ``full_refresh`` (bool).
+    ``replace_run_ids`` (list), ``full_refresh`` (bool), ``build_id``. The
+    marker file ``.re-evaluated-runs.json`` is read from ``output_dir``. The
+    result includes ``live`` (:func:`live_files`) so that a build with nothing
+    to import needs no second call.
     """
     table = str(args["table"])
     data_dir = Path(args["data_dir"])
     output_dir = Path(args["output_dir"])
     replace = set(_validate_run_ids(list(args.get("replace_run_ids") or []), "replace_run_ids"))
-    marker = _validate_run_ids(list(args.get("marker_run_ids") or []), ".re-evaluated-runs.json")
+    marker = read_marker(output_dir)
     state = load_state(data_dir, table)
     old_units: dict[str, Any] = state["units"]
     schema_changed = state.get("schema_hash") not in (None, args["schema_hash"])
@@ -242,7 +245,31 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
         "marker_run_ids": sorted(marker),
         "staging_dir": str(staging_dir),
         "unchanged": not imports and not rebuild,
+        "live": live_files({"data_dir": str(data_dir), "table": table}),
     }
+
+
+MARKER_FILE = ".re-evaluated-runs.json"
+
+
+def read_marker(output_dir: Path) -> list[str]:
+    """Run IDs listed in ``<output_dir>/.re-evaluated-runs.json`` (a JSON array)."""
+    path = output_dir / MARKER_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except UnicodeDecodeError as exc:
+        raise StorageError(f"{path}: not valid UTF-8 ({exc})") from exc
+    if not text.strip():
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise StorageError(f"{path}: expected a JSON array of run IDs ({exc})") from exc
+    if not isinstance(value, list):
+        raise StorageError(f"{path}: expected a JSON array of run IDs")
+    return _validate_run_ids(value, str(path))
 
 
 # --------------------------------------------------------------------------- sanitize

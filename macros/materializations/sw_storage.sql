@@ -33,9 +33,9 @@
       'table': table, 'data_dir': data_dir, 'output_dir': output_dir,
       'per_run_file': src.meta.get('per_run_file'), 'legacy_file': src.meta.get('legacy_file'),
       'document_dir': src.meta.get('document_dir'), 'schema_hash': schema_hash,
-      'replace_run_ids': sw_replace_run_ids(), 'marker_run_ids': sw_marker_run_ids(output_dir),
+      'replace_run_ids': sw_replace_run_ids(),
       'full_refresh': should_full_refresh(), 'build_id': sw_build_id()}) -%}
-  {%- set live = sw_call('sw_live_files', {'data_dir': data_dir, 'table': table}) -%}
+  {%- set live = plan.live -%}
 
   {%- if not plan.unchanged or not live.schema_exists -%}
     {%- set batch = sw_batch() -%}

@@ -16,15 +16,3 @@
   {%- endif -%}
   {{- return(v | list) -}}
 {%- endmacro %}
-
-{% macro sw_marker_run_ids(output_dir) -%}
-  {#- Run ids listed in <output_dir>/.re-evaluated-runs.json (a JSON array). -#}
-  {%- set path = output_dir ~ '/.re-evaluated-runs.json' -%}
-  {%- set text = run_query("select sw_read_text(" ~ sw_sql_string(path) ~ ")").columns[0].values()[0] -%}
-  {%- if not text or not text.strip() -%}{{ return([]) }}{%- endif -%}
-  {%- set parsed = fromjson(text, none) -%}
-  {%- if parsed is none or parsed is not iterable or parsed is string or parsed is mapping -%}
-    {{ exceptions.raise_compiler_error(path ~ ": expected a JSON array of run IDs") }}
-  {%- endif -%}
-  {{- return(parsed | list) -}}
-{%- endmacro %}
