@@ -582,7 +582,7 @@ def read_eval_config(path: str | os.PathLike[str]) -> EvalConfig:
     normalized tests; any problem raises ConfigError naming file, test and field.
     """
     given = Path(path)
-    if given.is_dir():
+    if given.is_dir() or (not given.exists() and given.suffix.lower() != ".json"):
         eval_dir, config_path = given, given / TEST_CONFIG_FILENAME
     else:
         eval_dir, config_path = given.parent, given

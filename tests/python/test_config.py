@@ -348,6 +348,9 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
 def test_missing_tests_json(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         read_eval_config(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        read_eval_config(tmp_path / "no-such-eval")
+    assert info.value.path == str(tmp_path / "no-such-eval" / "tests.json")
 
 
 def test_symlink_pointing_outside_is_refused(tmp_path: Path) -> None:
@@ -445,7 +448,7 @@ shorthand = st.one_of(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(shorthand)
 def test_every_valid_shorthand_normalizes(raw: dict[str, Any]) -> None:
     result = normalize_expectation(raw, skill_file="s/SKILL.md", agent_file="a.md")
@@ -482,7 +485,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(json_values, st.none() | st.text(max_size=5), st.none() | st.text(max_size=5))
 def test_garbage_expectation_raises_only_config_error(
     raw: Any, skill_file: str | None, agent_file: str | None
@@ -494,7 +497,7 @@ def test_garbage_expectation_raises_only_config_error(
     assert result["type"] in EXPECTATION_KEYS
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_garbage_tests_json_raises_only_config_error(tmp_path_factory: Any, raw: Any) -> None:
     eval_dir = tmp_path_factory.getbasetemp() / "garbage-eval"

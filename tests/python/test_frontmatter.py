@@ -254,7 +254,7 @@ def embed(old: str, style: str | None) -> str:
     return PREFIX + dumped + SUFFIX
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(), st.text(), st.sampled_from(OLD_STYLES), st.booleans())
 def test_replace_then_parse_round_trips(old: str, new: str, style: str | None, crlf: bool) -> None:
     text = embed(old, style)
@@ -274,7 +274,7 @@ def test_replace_then_parse_round_trips(old: str, new: str, style: str | None, c
     assert result.endswith(SUFFIX.replace("\n", nl))
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(
         st.from_regex(r"[a-z][a-z_-]{0,8}", fullmatch=True).filter(lambda k: k != "description"),

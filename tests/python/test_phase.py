@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py.phase import get_phase, get_phase_instructions, phase_sizes
@@ -31,6 +31,7 @@ def test_phase_table(n: int, expected: str) -> None:
     assert phases(n) == expected
 
 
+@settings(deadline=None)
 @given(st.integers(min_value=1, max_value=200))
 def test_phase_sizes_invariants(n: int) -> None:
     explore, transition, converge = phase_sizes(n)

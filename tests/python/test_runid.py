@@ -59,7 +59,7 @@ def test_new_run_id_uses_utc() -> None:
     )
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(st.text())
 def test_validation_agrees_with_an_ascii_regex(value: str) -> None:
     expected = re.fullmatch(r"[0-9]{8}T[0-9]{6}", value, flags=re.ASCII) is not None

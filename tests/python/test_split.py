@@ -117,7 +117,7 @@ def test_mulberry32_known_values(seed: int, expected: list[float]) -> None:
         assert reference() == value
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.text(), st.integers(min_value=-(2**31), max_value=2**32 - 1))
 def test_implementation_matches_the_reference(text: str, seed: int) -> None:
     assert hash_string(text) == reference_hash(text)
@@ -241,7 +241,7 @@ holdouts = st.sampled_from([0.0, 0.1, 0.2, 0.25, 0.3, 1 / 3, 0.5, 0.75, 0.99]) |
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(case_lists, holdouts, st.text(max_size=10), st.text(max_size=10))
 def test_split_invariants(cases: list[Case], holdout: float, eval_name: str, entity: str) -> None:
     result = split_sets(cases, holdout, eval_name, entity)

@@ -189,7 +189,7 @@ json_text = st.recursive(
 ).map(json.dumps)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.text() | st.binary() | json_text, max_size=8))
 def test_parser_never_raises(lines: list[str | bytes]) -> None:
     skipped: list[MalformedLine] = []
@@ -231,7 +231,7 @@ event_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(event_like, max_size=8))
 def test_extractors_never_raise_on_event_like_shapes(events: list[dict[str, Any]]) -> None:
     for name in get_skill_invocations(events) + get_agent_invocations(events):
