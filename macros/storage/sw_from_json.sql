@@ -1,7 +1,3 @@
-{% macro sw_json_present(expr) -%}
-  ({{ expr }} is not null and json_type({{ expr }}) <> 'NULL')
-{%- endmacro %}
-
 {% macro sw_from_json(expr, data_type) -%}
   {#- Convert a raw JSON value to the declared type; NULL when the JSON type does not fit. -#}
   {%- set t = (data_type or 'JSON') | upper -%}
@@ -21,9 +17,4 @@
   {%- else -%}
     {{ exceptions.raise_compiler_error("sw_from_json: unsupported data_type " ~ data_type) }}
   {%- endif -%}
-{%- endmacro %}
-
-{% macro sw_type_label(data_type) -%}
-  {{- return({'VARCHAR': 'a string', 'BIGINT': 'an integer', 'DOUBLE': 'a number', 'BOOLEAN': 'true or false',
-              'TIMESTAMP': 'an ISO-8601 timestamp', 'JSON': 'JSON'}[(data_type or 'JSON') | upper]) -}}
 {%- endmacro %}

@@ -1,0 +1,3 @@
+{% macro sw_json_present(expr) -%}
+  ({{ expr }} is not null and json_type({{ expr }}) <> 'NULL')
+{%- endmacro %}
