@@ -1,0 +1,79 @@
+-- One row per SCIL/ACIL loop (run and skill/agent file): the iteration that
+-- is best by test accuracy beside the one that is best by train accuracy,
+-- and whether they differ (the loop overfit its train set when the later
+-- iterations keep gaining on train and lose on test).
+with iterations as (
+    select * from {{ ref('loop_iteration_health') }}
+),
+
+loops as (
+    select
+        loop_type,
+        test_run_id,
+        entity_file,
+        any_value(eval) as eval,
+        count(*) as iterations,
+        count(*) filter (where description_changed) as description_changes,
+        max(accuracy_gap) as max_accuracy_gap,
+        max_by(accuracy_gap, iteration) as final_accuracy_gap
+    from iterations
+    group by loop_type, test_run_id, entity_file
+),
+
+best_test as (
+    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy
+    from iterations
+    where is_best_by_test
+),
+
+best_train as (
+    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy
+    from iterations
+    where is_best_by_train
+),
+
+summaries as (
+    {%- for kind, entity in [('scil', 'skill_file'), ('acil', 'agent_file')] %}
+    select
+        '{{ kind }}' as loop_type,
+        test_run_id,
+        coalesce({{ entity }}, '(none)') as entity_file,
+        best_iteration,
+        status,
+        model,
+        holdout,
+        max_iterations
+    from {{ ref(kind ~ '_summary') }}
+    {{ 'union all' if not loop.last }}
+    {%- endfor %}
+)
+
+select
+    l.loop_type,
+    l.test_run_id,
+    l.eval,
+    l.entity_file,
+    s.status,
+    s.model,
+    s.holdout,
+    s.max_iterations,
+    l.iterations,
+    l.description_changes,
+    s.best_iteration as recorded_best_iteration,
+    bt.iteration as best_iteration_by_test,
+    bt.test_accuracy as best_test_accuracy,
+    bt.train_accuracy as train_accuracy_at_best_test,
+    br.iteration as best_iteration_by_train,
+    br.train_accuracy as best_train_accuracy,
+    br.test_accuracy as test_accuracy_at_best_train,
+    coalesce(bt.iteration <> br.iteration, false) as best_iterations_differ,
+    l.max_accuracy_gap,
+    l.final_accuracy_gap,
+    strptime(l.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+from loops as l
+left join best_test as bt
+    on bt.loop_type = l.loop_type and bt.test_run_id = l.test_run_id and bt.entity_file = l.entity_file
+left join best_train as br
+    on br.loop_type = l.loop_type and br.test_run_id = l.test_run_id and br.entity_file = l.entity_file
+left join summaries as s
+    on s.loop_type = l.loop_type and s.test_run_id = l.test_run_id and s.entity_file = l.entity_file

@@ -1,0 +1,20 @@
+-- One row per run, eval and skill/agent file: the confusion matrix of its
+-- skill-call / agent-call expectations (kinds flagged is_trigger in the
+-- expectation_types seed) and precision, recall, accuracy and F1.
+select
+    m.test_run_id,
+    m.eval,
+    m.entity_type,
+    m.entity_file,
+    m.cases,
+    m.true_positives,
+    m.false_positives,
+    m.true_negatives,
+    m.false_negatives,
+    m.precision,
+    m.recall,
+    m.accuracy,
+    m.f1,
+    strptime(m.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+from {{ ref('int_trigger_confusion') }} as m
+where m.source = 'run'

@@ -1,0 +1,351 @@
+"""Query functions over the analytics views: test history and flakiness, run
+comparison, trigger metrics and improvement-loop health.
+
+Like :mod:`skillwalker_py.queries`, every function selects from a view that the
+dbt project defines (see ``docs/analytics.md``); none repeats a view's SQL.
+The one query that has no view is the comparison of two runs chosen by the
+caller (:func:`query_run_comparison`): it joins the ``test_run_status`` view
+of the two runs and classifies each test with the ``run_status_changes`` seed,
+the same seed the ``run_comparison`` view uses, so both always agree on what
+"regressed" or "fixed" means. Its SQL is :data:`COMPARE_RUNS_SQL`.
+
+Missing data behaves as in :mod:`~skillwalker_py.queries`: before the first
+build, list queries return ``[]`` and queries about one run raise
+:class:`~skillwalker_py.queries.NotFoundError`.
+
+>>> query_flaky_tests("/nonexistent/data")
+[]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal, TypedDict
+
+from skillwalker_py.queries import NotFoundError, query_sql
+from skillwalker_py.runid import validate_run_id
+
+__all__ = [
+    "COMPARE_RUNS_SQL",
+    "COMPARE_RUNS_SUMMARY_SQL",
+    "LoopType",
+    "RunComparison",
+    "query_flaky_tests",
+    "query_loop_health",
+    "query_loop_iterations",
+    "query_loop_trigger_metrics",
+    "query_previous_run_comparison",
+    "query_rejected_lines",
+    "query_run_comparison",
+    "query_run_comparison_summaries",
+    "query_test_history",
+    "query_trigger_metrics",
+]
+
+Row = dict[str, Any]
+PathLike = str | os.PathLike[str]
+LoopType = Literal["scil", "acil"]
+
+
+class RunComparison(TypedDict):
+    """Two runs compared: one summary row per eval and one row per test."""
+
+    base_run_id: str | None
+    head_run_id: str
+    summary: list[Row]
+    tests: list[Row]
+
+
+_COMPARED_CTE = """
+with pair as (
+    select cast(? as VARCHAR) as base_run_id, cast(? as VARCHAR) as head_run_id
+),
+-- only the evals both runs executed: a test of an eval the head run did not run
+-- has not disappeared (the run_comparison view pairs runs per eval the same way)
+evals as (
+    select s.eval from test_run_status as s, pair as p where s.test_run_id = p.head_run_id
+    intersect
+    select s.eval from test_run_status as s, pair as p where s.test_run_id = p.base_run_id
+),
+head as (
+    select s.* from test_run_status as s, pair as p
+    where s.test_run_id = p.head_run_id and s.eval in (select eval from evals)
+),
+base as (
+    select s.* from test_run_status as s, pair as p
+    where s.test_run_id = p.base_run_id and s.eval in (select eval from evals)
+),
+compared as (
+    select
+        p.head_run_id as test_run_id,
+        p.base_run_id,
+        coalesce(h.eval, b.eval) as eval,
+        coalesce(h.test_case, b.test_case) as test_case,
+        coalesce(h.test_name, b.test_name) as test_name,
+        coalesce(b.status, 'absent') as base_status,
+        coalesce(h.status, 'absent') as head_status,
+        c.change,
+        coalesce(h.config_fingerprint <> b.config_fingerprint, false) as config_changed,
+        h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
+        (h.input_tokens + h.output_tokens) - (b.input_tokens + b.output_tokens) as tokens_delta,
+        h.duration_ms - b.duration_ms as duration_delta_ms
+    from head as h
+    full outer join base as b
+        on b.eval = h.eval and b.test_case = h.test_case
+    cross join pair as p
+    inner join run_status_changes as c
+        on c.base_status = coalesce(b.status, 'absent')
+       and c.head_status = coalesce(h.status, 'absent')
+)
+"""
+
+COMPARE_RUNS_SQL = (
+    _COMPARED_CTE
+    + """select * from compared
+order by eval, case change when 'regressed' then 0 when 'fixed' then 1 when 'new' then 2
+         when 'disappeared' then 3 when 'unknown' then 4 else 5 end, test_name
+"""
+)
+"""Per-test comparison of any two runs; parameters: base run ID, head run ID.
+
+The same columns as the ``run_comparison`` view, over ``test_run_status``.
+"""
+
+COMPARE_RUNS_SUMMARY_SQL = (
+    _COMPARED_CTE
+    + """, changes as (
+    select
+        test_run_id,
+        base_run_id,
+        eval,
+        count(*) as tests_compared,
+        count(*) filter (where change = 'regressed') as regressed,
+        count(*) filter (where change = 'fixed') as fixed,
+        count(*) filter (where change = 'new') as new,
+        count(*) filter (where change = 'disappeared') as disappeared,
+        count(*) filter (where change = 'unchanged') as unchanged,
+        count(*) filter (where change = 'unknown') as unknown,
+        count(*) filter (where config_changed) as config_changed
+    from compared
+    group by test_run_id, base_run_id, eval
+)
+select
+    c.*,
+    h.infrastructure_errors,
+    b.pass_rate as base_pass_rate,
+    h.pass_rate as head_pass_rate,
+    h.pass_rate - b.pass_rate as pass_rate_delta,
+    b.total_cost_usd as base_cost_usd,
+    h.total_cost_usd as head_cost_usd,
+    h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
+    h.input_tokens - b.input_tokens as input_tokens_delta,
+    h.output_tokens - b.output_tokens as output_tokens_delta,
+    h.duration_ms - b.duration_ms as duration_delta_ms
+from changes as c
+inner join test_run_summaries as h on h.test_run_id = c.test_run_id and h.eval = c.eval
+inner join test_run_summaries as b on b.test_run_id = c.base_run_id and b.eval = c.eval
+order by c.eval
+"""
+)
+"""Per-eval summary of the comparison of any two runs (the ``run_comparison_summaries``
+columns); parameters: base run ID, head run ID."""
+
+
+def query_test_history(
+    data_dir: PathLike, *, eval: str | None = None, current_only: bool = False
+) -> list[Row]:
+    """Rows of ``test_history`` (one per test and configuration), by eval and test name.
+
+    ``current_only`` keeps only the configuration of each test's latest
+    execution (one row per test); ``eval`` keeps one eval.
+    """
+    where, params = _filters(eval=eval)
+    if current_only:
+        where.append("is_current_config")
+    return query_sql(
+        data_dir,
+        f"select * from test_history {_where(where)} order by eval, test_name, config_version",
+        params,
+    )
+
+
+def query_flaky_tests(data_dir: PathLike, *, eval: str | None = None) -> list[Row]:
+    """Tests whose current configuration is flaky (``test_history.is_flaky``), most flips first."""
+    where, params = _filters(eval=eval)
+    where += ["is_flaky", "is_current_config"]
+    return query_sql(
+        data_dir,
+        f"select * from test_history {_where(where)} "
+        "order by recent_flips desc, flips desc, eval, test_name",
+        params,
+    )
+
+
+def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str) -> RunComparison:
+    """Compare two runs: every test of either run and how it changed, plus per-eval totals.
+
+    Only the evals that both runs executed are compared (as in the
+    ``run_comparison`` view, where the base run is the previous run *of the
+    same eval*); the SQL is :data:`COMPARE_RUNS_SQL` and
+    :data:`COMPARE_RUNS_SUMMARY_SQL`.
+
+    Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
+    ID and :class:`~skillwalker_py.queries.NotFoundError` ("Test run not found:
+    <id>") for a run that is not in the built data.
+    """
+    base = validate_run_id(base_run_id)
+    head = validate_run_id(head_run_id)
+    known = {
+        r["test_run_id"]
+        for r in query_sql(
+            data_dir,
+            "select distinct test_run_id from test_run_status where test_run_id in (?, ?)",
+            [base, head],
+        )
+    }
+    for run_id in (base, head):
+        if run_id not in known:
+            raise NotFoundError(f"Test run not found: {run_id}")
+    return {
+        "base_run_id": base,
+        "head_run_id": head,
+        "summary": query_sql(data_dir, COMPARE_RUNS_SUMMARY_SQL, [base, head]),
+        "tests": query_sql(data_dir, COMPARE_RUNS_SQL, [base, head]),
+    }
+
+
+def query_previous_run_comparison(data_dir: PathLike, test_run_id: str) -> RunComparison:
+    """Compare a run with the previous run of each of its evals (views ``run_comparison*``).
+
+    ``base_run_id`` is None when the evals' previous runs differ (see the
+    rows). A run whose evals have no earlier run gives empty lists. Raises
+    :class:`~skillwalker_py.queries.NotFoundError` for an unknown run.
+    """
+    run_id = validate_run_id(test_run_id)
+    if not query_sql(
+        data_dir, "select 1 as found from test_run_status where test_run_id = ? limit 1", [run_id]
+    ):
+        raise NotFoundError(f"Test run not found: {run_id}")
+    summary = query_sql(
+        data_dir,
+        "select * from run_comparison_summaries where test_run_id = ? order by eval",
+        [run_id],
+    )
+    tests = query_sql(
+        data_dir,
+        "select * from run_comparison where test_run_id = ? order by eval, "
+        "case change when 'regressed' then 0 when 'fixed' then 1 when 'new' then 2 "
+        "when 'disappeared' then 3 when 'unknown' then 4 else 5 end, test_name",
+        [run_id],
+    )
+    bases = {r["base_run_id"] for r in summary}
+    return {
+        "base_run_id": bases.pop() if len(bases) == 1 else None,
+        "head_run_id": run_id,
+        "summary": summary,
+        "tests": tests,
+    }
+
+
+def query_run_comparison_summaries(data_dir: PathLike) -> list[Row]:
+    """Each run and eval against its previous run (``run_comparison_summaries``), newest first."""
+    return query_sql(
+        data_dir, "select * from run_comparison_summaries order by test_run_id desc, eval"
+    )
+
+
+def query_trigger_metrics(data_dir: PathLike, test_run_id: str | None = None) -> list[Row]:
+    """Trigger confusion matrix and metrics per run, eval and skill/agent file.
+
+    Rows of the ``trigger_metrics`` view, newest run first. With
+    ``test_run_id``, only that run (NotFoundError when the run is unknown;
+    ``[]`` when it has no skill-call or agent-call expectations).
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if test_run_id is not None:
+        run_id = validate_run_id(test_run_id)
+        _require_run(data_dir, run_id, "test_run_status", "Test run")
+        where.append("test_run_id = ?")
+        params.append(run_id)
+    return query_sql(
+        data_dir,
+        f"select * from trigger_metrics {_where(where)} "
+        "order by test_run_id desc, eval, entity_type, entity_file",
+        params,
+    )
+
+
+def query_loop_trigger_metrics(
+    data_dir: PathLike, test_run_id: str | None = None, *, loop_type: LoopType | None = None
+) -> list[Row]:
+    """Trigger metrics per SCIL/ACIL iteration and set (view ``loop_trigger_metrics``)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if loop_type is not None:
+        where.append("loop_type = ?")
+        params.append(loop_type)
+    if test_run_id is not None:
+        run_id = validate_run_id(test_run_id)
+        label = loop_type.upper() if loop_type else "Loop"
+        _require_run(data_dir, run_id, "loop_iteration_health", f"{label} run", loop_type)
+        where.append("test_run_id = ?")
+        params.append(run_id)
+    return query_sql(
+        data_dir,
+        f"select * from loop_trigger_metrics {_where(where)} "
+        "order by test_run_id desc, loop_type, entity_file, iteration, set_name desc",
+        params,
+    )
+
+
+def query_loop_health(data_dir: PathLike, loop_type: LoopType | None = None) -> list[Row]:
+    """One row per SCIL/ACIL loop (view ``loop_health``), newest first."""
+    where, params = ([], []) if loop_type is None else (["loop_type = ?"], [loop_type])
+    return query_sql(
+        data_dir,
+        f"select * from loop_health {_where(where)} order by test_run_id desc, entity_file",
+        params,
+    )
+
+
+def query_loop_iterations(data_dir: PathLike, test_run_id: str, loop_type: LoopType) -> list[Row]:
+    """The iterations of one SCIL or ACIL run (view ``loop_iteration_health``), in order.
+
+    NotFoundError ("SCIL run not found: <id>") when the run has no iterations.
+    """
+    run_id = validate_run_id(test_run_id)
+    rows = query_sql(
+        data_dir,
+        "select * from loop_iteration_health where loop_type = ? and test_run_id = ? "
+        "order by entity_file, iteration",
+        [loop_type, run_id],
+    )
+    if not rows:
+        raise NotFoundError(f"{loop_type.upper()} run not found: {run_id}")
+    return rows
+
+
+def query_rejected_lines(data_dir: PathLike) -> list[Row]:
+    """Input lines that could not be imported (view ``rejected_lines``)."""
+    return query_sql(data_dir, "select * from rejected_lines order by source_table, file, line")
+
+
+def _filters(*, eval: str | None) -> tuple[list[str], list[Any]]:
+    return (["eval = ?"], [eval]) if eval is not None else ([], [])
+
+
+def _where(conditions: list[str]) -> str:
+    return "where " + " and ".join(conditions) if conditions else ""
+
+
+def _require_run(
+    data_dir: PathLike, run_id: str, view: str, label: str, loop_type: str | None = None
+) -> None:
+    sql = f"select 1 as found from {view} where test_run_id = ?"
+    params: list[Any] = [run_id]
+    if loop_type is not None:
+        sql += " and loop_type = ?"
+        params.append(loop_type)
+    if not query_sql(data_dir, sql + " limit 1", params):
+        raise NotFoundError(f"{label} not found: {run_id}")
