@@ -299,9 +299,22 @@ def query_loop_trigger_metrics(
     )
 
 
-def query_loop_health(data_dir: PathLike, loop_type: LoopType | None = None) -> list[Row]:
-    """One row per SCIL/ACIL loop (view ``loop_health``), newest first."""
-    where, params = ([], []) if loop_type is None else (["loop_type = ?"], [loop_type])
+def query_loop_health(
+    data_dir: PathLike, loop_type: LoopType | None = None, test_run_id: str | None = None
+) -> list[Row]:
+    """One row per SCIL/ACIL loop (view ``loop_health``), newest first.
+
+    ``loop_type`` keeps one kind of loop, ``test_run_id`` one run (``[]`` when
+    it has no loop).
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if loop_type is not None:
+        where.append("loop_type = ?")
+        params.append(loop_type)
+    if test_run_id is not None:
+        where.append("test_run_id = ?")
+        params.append(validate_run_id(test_run_id))
     return query_sql(
         data_dir,
         f"select * from loop_health {_where(where)} order by test_run_id desc, entity_file",
