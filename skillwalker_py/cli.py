@@ -170,8 +170,8 @@ Section = tuple[str, str, list[Row], Sequence[str]]
 
 HEADERS = {
     "all_expectations_passed": "passed",
-    "expectations_passed": "ok",
-    "expectations_total": "of",
+    "expectations_passed": "exp_passed",
+    "expectations_total": "exp_total",
     "total_cost_usd": "cost_usd",
     "num_turns": "turns",
     "is_error": "error",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -638,3 +639,9 @@ def test_loop_without_summary_and_test_tie(built: DbtProject) -> None:
     assert (loop["best_iterations_differ"], loop["status"]) == (False, None)
     with pytest.raises(NotFoundError, match="ACIL run not found"):
         analytics.query_loop_iterations(built.data_dir, R8, "acil")
+
+
+def test_docs_show_the_comparison_sql() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "analytics.md").read_text(encoding="utf-8")
+    block = docs.split("<!-- COMPARE_RUNS_SQL:")[1].split("```sql\n", 1)[1].split("```", 1)[0]
+    assert block.strip() == analytics.COMPARE_RUNS_SQL.strip()
