@@ -293,7 +293,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         cmd.append("--full-refresh")
     if args.select:
         cmd += ["--select", *args.select]
-    cmd += list(args.dbt_args or [])
+    extra = list(args.dbt_args or [])
+    if extra[:1] == ["--"]:  # argparse keeps the separator; dbt would ignore what follows
+        extra = extra[1:]
+    cmd += extra
     return subprocess.call(cmd, env=env, cwd=proj)
 
 

@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from skillwalker_py.sample import generate_sample
+from skillwalker_py.storage import PUBLISHED_POINTER
 
 from .conftest import DbtProject
 
@@ -213,3 +215,14 @@ def test_no_built_data(cli: Cli, tmp_path: Path, command: str) -> None:
     proc = cli(*args, code=2, env={"SKILLWALKER_DATA_DIR": str(tmp_path / "empty")})
     assert proc.stderr.count("\n") == 1 and "no built data" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_database_without_the_views(cli: Cli, tmp_path: Path) -> None:
+    """A database published by an older build (no analytics views): one line, exit 2."""
+    db = tmp_path / "old.duckdb"
+    duckdb.connect(str(db)).close()
+    state = tmp_path / "data" / "_state"
+    state.mkdir(parents=True)
+    (state / PUBLISHED_POINTER).write_text(json.dumps({"duckdb": str(db)}), encoding="utf-8")
+    proc = cli("flaky", code=2, env={"SKILLWALKER_DATA_DIR": str(tmp_path / "data")})
+    assert proc.stderr.count("\n") == 1 and "run `skillwalker-data build`" in proc.stderr
