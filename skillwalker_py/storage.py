@@ -186,8 +186,8 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
     to import needs no second call.
     """
     table = str(args["table"])
-    data_dir = Path(args["data_dir"])
-    output_dir = Path(args["output_dir"])
+    data_dir = Path(args["data_dir"]).resolve()
+    output_dir = Path(args["output_dir"]).resolve()
     replace = set(_validate_run_ids(list(args.get("replace_run_ids") or []), "replace_run_ids"))
     marker = read_marker(output_dir)
     state = load_state(data_dir, table)
@@ -490,7 +490,7 @@ def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
 
 def live_files(args: dict[str, Any]) -> dict[str, Any]:
     """Absolute paths of the Parquet files a table's view reads: rows and rejected lines."""
-    data_dir = Path(args["data_dir"])
+    data_dir = Path(args["data_dir"]).resolve()
     state = load_state(data_dir, str(args["table"]))
     rows: list[str] = []
     rejects: list[str] = []

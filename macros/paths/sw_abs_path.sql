@@ -1,8 +1,13 @@
 {% macro sw_abs_path(path) -%}
-  {#- A path made absolute against the dbt project directory (not the current directory). -#}
+  {#-
+    A path resolved against the dbt project directory, not the current directory.
+    The result may still be relative to the current directory (when dbt was given
+    a relative --project-dir); skillwalker_py.storage makes every path absolute
+    before it reaches a view.
+  -#}
   {%- if path.startswith('/') -%}
     {{ return(path) }}
   {%- else -%}
-    {{ return(modules.os.path.normpath(modules.os.path.join(sw_project_dir(), path))) }}
+    {{ return(sw_project_dir().rstrip('/') ~ '/' ~ path) }}
   {%- endif -%}
 {%- endmacro %}

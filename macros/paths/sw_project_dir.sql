@@ -1,3 +1,4 @@
 {% macro sw_project_dir() -%}
-  {{ return(modules.os.path.abspath(flags.PROJECT_DIR or '.')) }}
+  {#- The dbt project directory as dbt was given it (it may be relative to the current directory). -#}
+  {{ return(invocation_args_dict.get('project_dir') or '.') }}
 {%- endmacro %}
