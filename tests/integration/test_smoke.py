@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from skillwalker_py import queries
 from skillwalker_py.sample import generate_sample
 
@@ -32,7 +34,10 @@ def test_relative_paths_resolve_against_the_project_not_the_cwd(project: DbtProj
     generate_sample(project.output_dir, runs=1)
     cwd = project.root / "elsewhere"
     cwd.mkdir()
-    rel = lambda p: os.path.relpath(p, REPO)  # noqa: E731
+
+    def rel(p: Path) -> str:
+        return os.path.relpath(p, REPO)
+
     env = project.env()
     env["SKILLWALKER_DUCKDB_PATH"] = rel(project.db_path)
     env.pop("SKILLWALKER_OUTPUT_DIR")
