@@ -1,0 +1,285 @@
+"""Helpers for the integration scenarios: hand-written input, file snapshots, state.
+
+The hand-written output directories live in ``fixtures/`` (see
+``fixtures/README.md`` for what each one holds and the numbers in it). The
+record builders below write the few extra lines a scenario adds (a second
+run, late lines, a re-evaluation, bad lines); every value a test expects is
+written out by hand in the test itself.
+
+Projects built here are module- or class-scoped (one ``dbt build`` costs a
+few seconds), so they are made with :func:`make_project` from
+``tmp_path_factory`` instead of the function-scoped ``project`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import DBT, REPO, DbtProject
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# Run IDs of the golden fixture (fixtures/golden).
+RUN_A = "20260301T090000"  # test run: evals greet and explore
+SCIL_RUN = "20260305T120000"  # SCIL loop on skills/greet/SKILL.md, 3 iterations
+ACIL_RUN = "20260306T130000"  # ACIL loop: agents/explorer.md (2 iterations), agents/planner.md (1)
+ACIL_FAILED_RUN = "20260307T140000"  # ACIL summary only (status failed), no iterations
+# Added by scenarios.
+RUN_B = "20260302T093000"  # fixtures/run_b: a second test run of eval greet
+
+STORAGE_TABLES = (
+    "test_config",
+    "test_run",
+    "test_results",
+    "output_files",
+    "scil_iteration",
+    "scil_summary",
+    "acil_iteration",
+    "acil_summary",
+)
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def make_project(tmp_path_factory: pytest.TempPathFactory, name: str) -> DbtProject:
+    """A fresh isolated project directory (output, data, DuckDB, dbt target and logs)."""
+    root = tmp_path_factory.mktemp(name)
+    return DbtProject(root, extra_env={"DBT_USE_COLORS": "false"})
+
+
+def copy_fixture(project: DbtProject, name: str) -> None:
+    """Copy ``fixtures/<name>/`` into the project's output directory (merging)."""
+    shutil.copytree(FIXTURES / name, project.output_dir, dirs_exist_ok=True)
+
+
+def dbt_subcommand(project: DbtProject, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run a dbt command with a sub-command (``docs generate``) the way ``project.dbt`` runs one.
+
+    ``DbtProject.dbt("docs", "generate")`` puts ``--project-dir`` between
+    ``docs`` and ``generate``, which dbt's command line rejects; this puts
+    the options after the whole command. Fails the test if dbt fails.
+    """
+    args = [str(DBT), *command, "--project-dir", str(REPO), "--profiles-dir", str(REPO)]
+    proc = subprocess.run(
+        args, env=project.env(), cwd=project.root, capture_output=True, text=True, timeout=600
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"dbt {' '.join(command)} failed ({proc.returncode}):\n{dbt_output(proc)}")
+    return proc
+
+
+def dbt_output(proc: Any) -> str:
+    """stdout and stderr of a dbt subprocess, without colour codes."""
+    return ANSI.sub("", f"{proc.stdout}\n{proc.stderr}")
+
+
+def summary_counts(proc: Any) -> dict[str, int]:
+    """The counts of dbt's final ``Done. PASS=.. WARN=.. ERROR=..`` line."""
+    match = re.search(r"Done\. (PASS=\d+.*)", dbt_output(proc))
+    assert match, f"no summary line in dbt's output:\n{dbt_output(proc)}"
+    return {k: int(v) for k, v in re.findall(r"([A-Z-]+)=(\d+)", match.group(1))}
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    size: int
+    mtime_ns: int
+
+
+def data_files(project: DbtProject) -> dict[str, FileStamp]:
+    """Every Parquet file and table state file under the data directory, with size and mtime.
+
+    The publish pointer (``_state/published.json``) and the lock file are left
+    out: they are bookkeeping of every build, not data.
+    """
+    out: dict[str, FileStamp] = {}
+    root = project.data_dir
+    if not root.is_dir():
+        return out
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        is_state = rel.startswith("_state/") and path.stem in STORAGE_TABLES
+        if path.suffix == ".parquet" or is_state:
+            st = path.stat()
+            out[rel] = FileStamp(st.st_size, st.st_mtime_ns)
+    return out
+
+
+def row_files(project: DbtProject, table: str) -> dict[str, FileStamp]:
+    """The row Parquet files of one storage table (``<table>/test_run_id=*/...``)."""
+    return {k: v for k, v in data_files(project).items() if k.startswith(f"{table}/")}
+
+
+def read_state(project: DbtProject, table: str) -> dict[str, Any]:
+    """``<data_dir>/_state/<table>.json``."""
+    state: dict[str, Any] = json.loads(
+        (project.data_dir / "_state" / f"{table}.json").read_text(encoding="utf-8")
+    )
+    return state
+
+
+def all_states(project: DbtProject) -> dict[str, dict[str, Any]]:
+    return {t: read_state(project, t) for t in STORAGE_TABLES}
+
+
+def write_state(project: DbtProject, table: str, state: Mapping[str, Any]) -> None:
+    (project.data_dir / "_state" / f"{table}.json").write_text(
+        json.dumps(state, indent=1), encoding="utf-8"
+    )
+
+
+def declared_columns(model: str) -> list[str]:
+    """Column names of a model as documented in the project's YAML."""
+    for path in sorted((REPO / "models").rglob("*.yml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for node in doc.get("models") or []:
+            if node.get("name") == model:
+                return [c["name"] for c in node.get("columns") or []]
+    raise KeyError(model)
+
+
+def relation_columns(project: DbtProject, relation: str) -> dict[str, str]:
+    """Column name -> DuckDB type of a table or view in the published database."""
+    return {name: typ for name, typ, *_ in project.query(f"describe {relation}")}
+
+
+def append_lines(project: DbtProject, relpath: str, records: Iterable[Mapping[str, Any]]) -> None:
+    project.write_jsonl(relpath, records, append=True)
+
+
+def write_marker(project: DbtProject, run_ids: list[str]) -> None:
+    (project.output_dir / ".re-evaluated-runs.json").write_text(
+        json.dumps(run_ids) + "\n", encoding="utf-8"
+    )
+
+
+# --------------------------------------------------------------------------- records
+
+
+def case_id(eval_name: str, test_name: str) -> str:
+    """The test case ID of a plain ASCII test name (letters, digits and spaces)."""
+    return f"{eval_name}-{test_name.replace(' ', '-')}"
+
+
+def _ids(run: str, eval_name: str, test_name: str) -> dict[str, Any]:
+    return {
+        "test_run_id": run,
+        "test_case": case_id(eval_name, test_name),
+        "eval": eval_name,
+        "test_name": test_name,
+    }
+
+
+def config_line(
+    run: str,
+    eval_name: str,
+    test_name: str,
+    *,
+    expect: list[dict[str, Any]],
+    model: str | None = None,
+    prompt: str = "a prompt",
+    skill_file: str | None = None,
+    agent_file: str | None = None,
+) -> dict[str, Any]:
+    return {
+        **_ids(run, eval_name, test_name),
+        "type": expect[0]["type"],
+        "prompt_file": "prompts/p.md",
+        "prompt": prompt,
+        "skill_file": skill_file,
+        "agent_file": agent_file,
+        "model": model,
+        "scaffold": None,
+        "expect": expect,
+    }
+
+
+def init_event(run: str, eval_name: str, test_name: str) -> dict[str, Any]:
+    return {
+        "type": "system",
+        "subtype": "init",
+        "session_id": f"s-{test_name}",
+        "model": "claude-sonnet-4-5",
+        "tools": ["Skill", "Task"],
+        **_ids(run, eval_name, test_name),
+    }
+
+
+def result_event(
+    run: str,
+    eval_name: str,
+    test_name: str,
+    *,
+    cost: float,
+    turns: int,
+    input_tokens: int,
+    output_tokens: int,
+    duration_ms: int,
+    result: str = "done",
+    subtype: str = "success",
+    is_error: bool = False,
+) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "duration_ms": duration_ms,
+        "duration_api_ms": duration_ms - 100,
+        "num_turns": turns,
+        "result": result,
+        "session_id": f"s-{test_name}",
+        "total_cost_usd": cost,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        **_ids(run, eval_name, test_name),
+    }
+
+
+def infra_error_event(run: str, eval_name: str, test_name: str, error: str) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "status": "infrastructure-error",
+        "error": error,
+        **_ids(run, eval_name, test_name),
+    }
+
+
+def result_line(
+    run: str,
+    eval_name: str,
+    test_name: str,
+    index: int,
+    expect_type: str,
+    expect_value: Any,
+    passed: bool,
+    actual: Any,
+    evaluated_at: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        **_ids(run, eval_name, test_name),
+        "expect_index": index,
+        "expect_type": expect_type,
+        "expect_value": expect_value,
+        "passed": passed,
+        "actual": actual,
+        "evaluated_at": evaluated_at,
+        **extra,
+    }
+
+
+def output_file_line(
+    run: str, eval_name: str, test_name: str, file_path: str, content: str
+) -> dict[str, Any]:
+    return {**_ids(run, eval_name, test_name), "file_path": file_path, "file_content": content}

@@ -1,0 +1,342 @@
+"""The query functions of ``skillwalker_py.queries`` over real builds, and before any build.
+
+Missing data behaves as in the seed (``seed/data.md``, "Missing Parquet
+files"): list queries return ``[]``, detail queries raise "Test run not
+found: <id>", "SCIL run not found: <id>" or "ACIL run not found: <id>"; an
+invalid run ID raises ``InvalidRunIdError`` before any SQL runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillwalker_py import queries
+from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
+from skillwalker_py.queries import NotFoundError
+
+from .conftest import DbtProject
+from .scenarios import (
+    ACIL_FAILED_RUN,
+    ACIL_RUN,
+    FIXTURES,
+    RUN_A,
+    SCIL_RUN,
+    config_line,
+    copy_fixture,
+    make_project,
+)
+
+LIST_QUERIES: dict[str, Callable[[Path], list[dict[str, Any]]]] = {
+    "query_per_test": queries.query_per_test,
+    "query_test_run_summaries": queries.query_test_run_summaries,
+    "query_scil_history": queries.query_scil_history,
+    "query_acil_history": queries.query_acil_history,
+}
+DETAIL_QUERIES: dict[str, tuple[Callable[[Path, str], Any], str]] = {
+    "query_test_run_details": (queries.query_test_run_details, "Test run not found: {}"),
+    "query_scil_run_details": (queries.query_scil_run_details, "SCIL run not found: {}"),
+    "query_acil_run_details": (queries.query_acil_run_details, "ACIL run not found: {}"),
+}
+SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+UNKNOWN_RUN = "20990101T000000"
+# 20260301T090000 in full-width digits (Unicode digits, not ASCII)
+FULLWIDTH_RUN_ID = "".join(chr(0xFF10 + int(c)) if c.isdigit() else c for c in "20260301T090000")
+
+
+def assert_snake_case(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        for key in row:
+            assert SNAKE.fullmatch(key), key
+
+
+# =========================================================================== before any build
+
+
+@pytest.fixture(params=["missing", "empty"])
+def unbuilt_data_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A data directory that does not exist, or exists with nothing built in it."""
+    path = tmp_path / "analytics" / "data"
+    if request.param == "empty":
+        path.mkdir(parents=True)
+    return path
+
+
+@pytest.mark.parametrize("name", LIST_QUERIES)
+def test_list_queries_before_any_build_return_nothing(unbuilt_data_dir: Path, name: str) -> None:
+    assert LIST_QUERIES[name](unbuilt_data_dir) == []
+
+
+@pytest.mark.parametrize("name", DETAIL_QUERIES)
+def test_detail_queries_before_any_build_raise_not_found(unbuilt_data_dir: Path, name: str) -> None:
+    fn, message = DETAIL_QUERIES[name]
+    with pytest.raises(NotFoundError) as info:
+        fn(unbuilt_data_dir, RUN_A)
+    assert str(info.value) == message.format(RUN_A)
+    assert isinstance(info.value, SkillwalkerError)
+    assert isinstance(info.value, LookupError)
+
+
+@pytest.mark.parametrize("name", DETAIL_QUERIES)
+@pytest.mark.parametrize(
+    "run_id",
+    ["2026-03-01", "../etc", "20260301T090000\n", "20260301T09000", "",
+     "20260301T090000' or '1'='1", FULLWIDTH_RUN_ID],
+)  # fmt: skip
+def test_invalid_run_id_is_refused_before_any_sql(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, run_id: str
+) -> None:
+    def no_sql(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a connection was opened for an invalid run ID")
+
+    monkeypatch.setattr(queries, "connect", no_sql)
+    fn, _ = DETAIL_QUERIES[name]
+    with pytest.raises(InvalidRunIdError):
+        fn(tmp_path, run_id)
+
+
+# =========================================================================== after a build
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> DbtProject:
+    project = make_project(tmp_path_factory, "queries")
+    copy_fixture(project, "golden")
+    project.build()
+    return project
+
+
+def test_query_per_test_rows(built: DbtProject) -> None:
+    rows = queries.query_per_test(built.data_dir)
+    assert_snake_case(rows)
+    # the seed's PerTestRow fields and the brief's per_test columns
+    for row in rows:
+        assert {"test_run_id", "test_case", "eval", "test_name", "all_expectations_passed",
+                "total_cost_usd", "num_turns", "input_tokens", "output_tokens", "duration_ms",
+                "is_error"} <= row.keys()  # fmt: skip
+    # one run: ordered by eval, then test name
+    assert [(r["eval"], r["test_name"], r["all_expectations_passed"]) for r in rows] == [
+        ("explore", "answers directly", False),
+        ("explore", "delegates search", True),
+        ("greet", "has no results", None),
+        ("greet", "ignores weather", True),
+        ("greet", "is polite", False),
+        ("greet", "says hello", True),
+    ]
+    hello = rows[-1]
+    assert {k: hello[k] for k in ("test_run_id", "test_case", "total_cost_usd", "num_turns",
+                                  "input_tokens", "output_tokens", "duration_ms",
+                                  "is_error")} == {
+        "test_run_id": RUN_A, "test_case": "greet-says-hello", "total_cost_usd": 0.25,
+        "num_turns": 2, "input_tokens": 100, "output_tokens": 20, "duration_ms": 1200,
+        "is_error": False,
+    }  # fmt: skip
+
+
+def test_query_test_run_summaries_rows(built: DbtProject) -> None:
+    rows = queries.query_test_run_summaries(built.data_dir)
+    assert_snake_case(rows)
+    picked = [
+        (r["test_run_id"], r["eval"], r["total_tests"], r["passed"], r["failed"],
+         r["total_cost_usd"], r["input_tokens"], r["output_tokens"], r["duration_ms"])
+        for r in rows
+    ]  # fmt: skip
+    assert picked == [
+        (RUN_A, "explore", 2, 1, 1, 1.75, 1700, 290, 8000),
+        (RUN_A, "greet", 4, 2, 1, 0.9375, 490, 98, 4400),
+    ]
+
+
+def test_query_test_run_details(built: DbtProject) -> None:
+    details = queries.query_test_run_details(built.data_dir, RUN_A)
+    assert set(details) == {"summary", "expectations", "llm_judge_groups", "output_files"}
+    for part in ("summary", "expectations", "output_files"):
+        assert_snake_case(details[part])
+    assert [r["test_name"] for r in details["summary"]] == [
+        "answers directly", "delegates search", "has no results", "ignores weather",
+        "is polite", "says hello",
+    ]  # fmt: skip
+    assert [(r["test_name"], r["expect_index"], r["passed"]) for r in details["expectations"]] == [
+        ("answers directly", 0, False),
+        ("delegates search", 0, True),
+        ("delegates search", 1, True),
+        ("ignores weather", 0, True),
+        ("is polite", 0, True),
+        ("is polite", 1, False),
+        ("says hello", 0, True),
+        ("says hello", 1, True),
+    ]
+    groups = details["llm_judge_groups"]
+    assert [(g["test_name"], g["expect_index"], g["rubric_file"], g["score"], g["threshold"])
+            for g in groups] == [
+        ("delegates search", 1, "rubrics/thorough.md", 0.6, 0.5),
+        ("is polite", 0, "rubrics/polite.md", 0.8, 0.7),
+    ]  # fmt: skip
+    assert groups[1]["criteria"] == [
+        {"criterion": "greets warmly", "score": 0.9, "passed": True, "reasoning": "Says please."},
+        {"criterion": "stays on topic", "score": 0.7, "passed": True, "reasoning": "Mostly."},
+    ]
+    assert [(f["test_name"], f["file_path"], f["file_content"])
+            for f in details["output_files"]] == [
+        ("delegates search", "notes/search.md", "# Café ✓\n"),
+        ("says hello", "greeting.txt", "hello Ada\n"),
+    ]  # fmt: skip
+
+
+def test_query_scil_history_and_run_details(built: DbtProject) -> None:
+    history = queries.query_scil_history(built.data_dir)
+    assert_snake_case(history)
+    assert [(h["test_run_id"], h["skill_file"], h["iterations"], h["best_train_accuracy"],
+             h["best_test_accuracy"]) for h in history] == [
+        (SCIL_RUN, "skills/greet/SKILL.md", 3, 1.0, 1.0)
+    ]  # fmt: skip
+    details = queries.query_scil_run_details(built.data_dir, SCIL_RUN)
+    summary = details["summary"]
+    assert_snake_case([summary, *details["iterations"]])
+    assert {k: summary[k] for k in ("test_run_id", "eval", "skill_file", "original_description",
+                                    "best_iteration", "best_description", "status",
+                                    "started_at", "finished_at")} == {
+        "test_run_id": SCIL_RUN, "eval": "greet", "skill_file": "skills/greet/SKILL.md",
+        "original_description": "Greets.", "best_iteration": 3,
+        "best_description": "Greets people by name, in any language.", "status": "completed",
+        "started_at": datetime(2026, 3, 5, 12, 0), "finished_at": datetime(2026, 3, 5, 12, 30),
+    }  # fmt: skip
+    its = details["iterations"]
+    assert [(i["iteration"], i["phase"], i["train_accuracy"], i["test_accuracy"]) for i in its] == [
+        (1, "explore", 0.5, 0.5),
+        (2, "explore", 1.0, 0.5),
+        (3, "converge", 0.5, 1.0),
+    ]
+    # JSON lists come back as Python values
+    assert its[2]["test_results"] == [
+        {"test_name": "greets in French", "prompt": "Dis bonjour", "expected": True,
+         "actual": True, "passed": True},
+        {"test_name": "ignores math", "prompt": "2+2?", "expected": False, "actual": False,
+         "passed": True},
+    ]  # fmt: skip
+
+
+def test_query_acil_history_and_run_details(built: DbtProject) -> None:
+    history = queries.query_acil_history(built.data_dir)
+    assert_snake_case(history)
+    assert sorted((h["test_run_id"], h["agent_file"], h["iterations"], h["best_train_accuracy"])
+                  for h in history) == [
+        (ACIL_RUN, "agents/explorer.md", 2, 1.0),
+        (ACIL_RUN, "agents/planner.md", 1, 0.0),
+    ]  # fmt: skip
+    details = queries.query_acil_run_details(built.data_dir, ACIL_RUN)
+    assert details["summary"]["agent_file"] == "agents/explorer.md"
+    assert details["summary"]["holdout"] == 0.0
+    explorer = [i for i in details["iterations"] if i.get("agent_file", "agents/explorer.md")
+                == "agents/explorer.md"]  # fmt: skip
+    assert [(i["iteration"], i["description"]) for i in explorer] == [
+        (1, "Explores code."),
+        (2, "Use for multi-file code searches only."),
+    ]
+    failed = queries.query_acil_run_details(built.data_dir, ACIL_FAILED_RUN)
+    assert failed["iterations"] == []
+    assert (failed["summary"]["status"], failed["summary"]["max_iterations"]) == ("failed", 5)
+
+
+@pytest.mark.parametrize(
+    ("name", "run_id"),
+    [
+        ("query_test_run_details", UNKNOWN_RUN),
+        ("query_test_run_details", SCIL_RUN),  # a run with no test executions
+        ("query_scil_run_details", UNKNOWN_RUN),
+        ("query_scil_run_details", ACIL_RUN),
+        ("query_acil_run_details", UNKNOWN_RUN),
+        ("query_acil_run_details", SCIL_RUN),
+    ],
+)
+def test_unknown_run_after_a_build_raises_not_found(
+    built: DbtProject, name: str, run_id: str
+) -> None:
+    fn, message = DETAIL_QUERIES[name]
+    with pytest.raises(NotFoundError) as info:
+        fn(built.data_dir, run_id)
+    assert str(info.value) == message.format(run_id)
+
+
+@pytest.mark.parametrize("name", DETAIL_QUERIES)
+def test_invalid_run_id_after_a_build(built: DbtProject, name: str) -> None:
+    fn, _ = DETAIL_QUERIES[name]
+    with pytest.raises(InvalidRunIdError):
+        fn(built.data_dir, "20260301T090000; drop view per_test")
+    assert len(queries.query_per_test(built.data_dir)) == 6
+
+
+# =========================================================================== missing files
+
+CONFIG_ONLY_RUN = "20260308T100000"  # test-config.jsonl but no test-run.jsonl
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory: pytest.TempPathFactory) -> DbtProject:
+    """Run A without test-results and output files; a SCIL summary without iterations."""
+    project = make_project(tmp_path_factory, "partial")
+    golden = FIXTURES / "golden"
+    run_dir = project.output_dir / "runs" / RUN_A
+    run_dir.mkdir(parents=True)
+    for name in ("test-config.jsonl", "test-run.jsonl"):
+        shutil.copy(golden / "runs" / RUN_A / name, run_dir / name)
+    (project.output_dir / "scil-summary").mkdir()
+    shutil.copy(golden / "scil-summary" / f"{SCIL_RUN}.json", project.output_dir / "scil-summary")
+    project.write_jsonl(f"runs/{CONFIG_ONLY_RUN}/test-config.jsonl", [
+        config_line(CONFIG_ONLY_RUN, "greet", "never ran",
+                    expect=[{"type": "result-contains", "value": "x"}]),
+    ])  # fmt: skip
+    project.build()
+    return project
+
+
+def test_missing_results_give_null_outcomes(partial: DbtProject) -> None:
+    rows = queries.query_per_test(partial.data_dir)
+    assert [(r["test_run_id"], r["test_name"], r["all_expectations_passed"]) for r in rows] == [
+        (RUN_A, "answers directly", None),
+        (RUN_A, "delegates search", None),
+        (RUN_A, "has no results", None),
+        (RUN_A, "ignores weather", None),
+        (RUN_A, "is polite", None),
+        (RUN_A, "says hello", None),
+    ]
+    summaries = queries.query_test_run_summaries(partial.data_dir)
+    assert [(s["eval"], s["total_tests"], s["passed"], s["failed"]) for s in summaries] == [
+        ("explore", 2, 0, 0),
+        ("greet", 4, 0, 0),
+    ]
+
+
+def test_missing_results_give_empty_detail_parts(partial: DbtProject) -> None:
+    details = queries.query_test_run_details(partial.data_dir, RUN_A)
+    assert len(details["summary"]) == 6
+    assert details["expectations"] == []
+    assert details["llm_judge_groups"] == []
+    assert details["output_files"] == []
+
+
+def test_config_without_executions_is_not_a_test_run(partial: DbtProject) -> None:
+    with pytest.raises(NotFoundError, match=f"^Test run not found: {CONFIG_ONLY_RUN}$"):
+        queries.query_test_run_details(partial.data_dir, CONFIG_ONLY_RUN)
+    assert CONFIG_ONLY_RUN not in {
+        r["test_run_id"] for r in queries.query_per_test(partial.data_dir)
+    }
+
+
+def test_missing_iterations_give_empty_lists(partial: DbtProject) -> None:
+    assert queries.query_scil_history(partial.data_dir) == []
+    assert queries.query_acil_history(partial.data_dir) == []
+    details = queries.query_scil_run_details(partial.data_dir, SCIL_RUN)
+    assert details["iterations"] == []
+    assert details["summary"]["best_description"] == "Greets people by name, in any language."
+
+
+def test_missing_summary_raises_not_found(partial: DbtProject) -> None:
+    with pytest.raises(NotFoundError, match=f"^ACIL run not found: {ACIL_RUN}$"):
+        queries.query_acil_run_details(partial.data_dir, ACIL_RUN)

@@ -1,0 +1,1282 @@
+"""The incremental import (storage models): sequences of real `dbt build`s on hand-written input.
+
+Each class runs one explicit sequence of builds in a class-scoped fixture and
+records a :class:`Step` after each build; its tests then assert on the steps.
+Expected values are worked out by hand from ``fixtures/`` (see
+``fixtures/README.md``) and the lines each sequence adds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import yaml
+
+from .conftest import REPO, DbtProject
+from .scenarios import (
+    ACIL_FAILED_RUN,
+    ACIL_RUN,
+    FIXTURES,
+    RUN_A,
+    RUN_B,
+    SCIL_RUN,
+    STORAGE_TABLES,
+    FileStamp,
+    all_states,
+    append_lines,
+    config_line,
+    copy_fixture,
+    data_files,
+    dbt_output,
+    declared_columns,
+    infra_error_event,
+    init_event,
+    make_project,
+    output_file_line,
+    relation_columns,
+    result_event,
+    result_line,
+    summary_counts,
+    write_marker,
+    write_state,
+)
+
+TEST_TABLES = ("test_config", "test_run", "test_results", "output_files")
+LOOP_TABLES = ("scil_iteration", "scil_summary", "acil_iteration", "acil_summary")
+
+
+@dataclass
+class Step:
+    """What one build left behind: dbt's output, the data files, the state, some rows."""
+
+    proc: subprocess.CompletedProcess[str]
+    files: dict[str, FileStamp]
+    states: dict[str, dict[str, Any]]
+    per_test: list[tuple[Any, ...]]
+    summaries: list[tuple[Any, ...]]
+
+    def units(self, table: str) -> dict[str, Any]:
+        units: dict[str, Any] = self.states[table]["units"]
+        return units
+
+    def build_id(self, table: str) -> str:
+        return str(self.states[table]["build_id"])
+
+
+def record(project: DbtProject, proc: subprocess.CompletedProcess[str]) -> Step:
+    return Step(
+        proc=proc,
+        files=data_files(project),
+        states=all_states(project),
+        per_test=project.query(
+            "select test_run_id, test_case, all_expectations_passed, total_cost_usd "
+            "from per_test order by test_run_id, test_case"
+        ),
+        summaries=project.query(
+            "select test_run_id, eval, total_tests, passed, failed, no_results, "
+            "infrastructure_errors, total_cost_usd from test_run_summaries order by 1, 2"
+        ),
+    )
+
+
+def parquet_files(step: Step) -> dict[str, FileStamp]:
+    """The row files (``<table>/test_run_id=<run>/*.parquet``) of every storage table."""
+    return {k: v for k, v in step.files.items() if k.endswith(".parquet") and "/test_run_id=" in k}
+
+
+def assert_no_duplicates(project: DbtProject) -> None:
+    keys = {
+        "test_config": "test_run_id, test_case",
+        "test_run": "test_run_id, test_case",
+        "test_results": "test_run_id, test_case, expect_index",
+        "output_files": "test_run_id, test_case, file_path",
+        "scil_iteration": "test_run_id, skill_file, iteration",
+        "acil_iteration": "test_run_id, agent_file, iteration",
+        "scil_summary": "test_run_id",
+        "acil_summary": "test_run_id",
+        "per_test": "test_run_id, test_case",
+    }
+    for table, key in keys.items():
+        dupes = project.query(
+            f"select {key}, count(*) from {table} group by all having count(*) > 1"
+        )
+        assert dupes == [], table
+
+
+# Golden per_test rows (test_run_id, test_case, all_expectations_passed, total_cost_usd);
+# see test_views.py for every column.
+GOLDEN_PER_TEST = [
+    (RUN_A, "explore-answers-directly", False, 0.75),
+    (RUN_A, "explore-delegates-search", True, 1.0),
+    (RUN_A, "greet-has-no-results", None, 0.0625),
+    (RUN_A, "greet-ignores-weather", True, 0.125),
+    (RUN_A, "greet-is-polite", False, 0.5),
+    (RUN_A, "greet-says-hello", True, 0.25),
+]
+# (test_run_id, eval, total_tests, passed, failed, no_results, infrastructure_errors, cost)
+GOLDEN_SUMMARIES = [
+    (RUN_A, "explore", 2, 1, 1, 0, 0, 1.75),
+    (RUN_A, "greet", 4, 2, 1, 1, 1, 0.9375),
+]
+
+
+# =========================================================================== incremental
+
+
+@pytest.fixture(scope="class")
+def incremental(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Step]:
+    project = make_project(tmp_path_factory, "incremental")
+    steps: dict[str, Step] = {}
+
+    # 1. first build: the golden output (run A, a SCIL run, two ACIL runs)
+    copy_fixture(project, "golden")
+    steps["first"] = record(project, project.build())
+
+    # 2. a second test run (run B: runs/20260302T093000/) is written
+    copy_fixture(project, "run_b")
+    steps["second"] = record(project, project.build())
+    assert_no_duplicates(project)
+
+    # 3. nothing new
+    steps["no_op"] = record(project, project.build())
+
+    # 4. late lines: a test of run A that finished after the first builds
+    a = f"runs/{RUN_A}"
+    append_lines(
+        project,
+        f"{a}/test-config.jsonl",
+        [
+            config_line(
+                RUN_A,
+                "greet",
+                "waves",
+                expect=[{"type": "result-contains", "value": "wave"}],
+                model="haiku",
+            ),
+        ],
+    )
+    append_lines(
+        project,
+        f"{a}/test-run.jsonl",
+        [
+            init_event(RUN_A, "greet", "waves"),
+            result_event(
+                RUN_A,
+                "greet",
+                "waves",
+                cost=0.03125,
+                turns=1,
+                input_tokens=5,
+                output_tokens=1,
+                duration_ms=50,
+                result="*waves*",
+            ),
+        ],
+    )
+    append_lines(
+        project,
+        f"{a}/test-results.jsonl",
+        [
+            result_line(
+                RUN_A,
+                "greet",
+                "waves",
+                0,
+                "result-contains",
+                "wave",
+                True,
+                "*waves*",
+                "2026-03-01T09:30:00Z",
+            ),
+        ],
+    )
+    append_lines(project, f"{a}/output-files.jsonl", [
+        output_file_line(RUN_A, "greet", "waves", "wave.txt", "~"),
+    ])  # fmt: skip
+    steps["late"] = record(project, project.build())
+    assert_no_duplicates(project)
+    return steps
+
+
+class TestIncremental:
+    """First build, a second run added, a no-op build, late lines for an imported run."""
+
+    def test_first_build_imports_every_unit(self, incremental: dict[str, Step]) -> None:
+        first = incremental["first"]
+        assert summary_counts(first.proc)["WARN"] == 0
+        assert set(first.units("test_run")) == {RUN_A}
+        assert set(first.units("scil_iteration")) == {SCIL_RUN}
+        assert set(first.units("acil_iteration")) == {ACIL_RUN}
+        assert set(first.units("scil_summary")) == {SCIL_RUN}
+        assert set(first.units("acil_summary")) == {ACIL_RUN, ACIL_FAILED_RUN}
+        assert first.units("test_run")[RUN_A]["sources"].keys() == {f"runs/{RUN_A}/test-run.jsonl"}
+        # one Parquet partition per run
+        assert [k.split("/")[1] for k in row_files_of(first, "test_run")] == [
+            f"test_run_id={RUN_A}"
+        ]
+        assert first.per_test == GOLDEN_PER_TEST
+        assert first.summaries == GOLDEN_SUMMARIES
+
+    def test_second_run_imports_only_the_new_run(self, incremental: dict[str, Step]) -> None:
+        first, second = incremental["first"], incremental["second"]
+        for table in ("test_config", "test_run", "test_results"):
+            units = second.units(table)
+            assert set(units) == {RUN_A, RUN_B}, table
+            assert units[RUN_A] == first.units(table)[RUN_A], table  # not read again
+            assert units[RUN_B]["build_id"] == second.build_id(table) != first.build_id(table)
+            assert units[RUN_B]["sources"].keys() == {
+                f"runs/{RUN_B}/{table.replace('_', '-')}.jsonl"
+            }
+        # run B has no output files and no loops: those tables are not touched at all
+        for table in ("output_files", *LOOP_TABLES):
+            assert second.states[table] == first.states[table], table
+
+    def test_second_run_leaves_the_first_runs_parquet_files_untouched(
+        self, incremental: dict[str, Step]
+    ) -> None:
+        first, second = parquet_files(incremental["first"]), parquet_files(incremental["second"])
+        for path, stamp in first.items():
+            assert second.get(path) == stamp, path  # same path, same size and mtime
+        new = sorted(set(second) - set(first))
+        assert [p.split("/")[:2] for p in new] == [
+            ["test_config", f"test_run_id={RUN_B}"],
+            ["test_results", f"test_run_id={RUN_B}"],
+            ["test_run", f"test_run_id={RUN_B}"],
+        ]
+
+    def test_second_run_rows(self, incremental: dict[str, Step]) -> None:
+        second = incremental["second"]
+        assert second.per_test == sorted(
+            [
+                *GOLDEN_PER_TEST,
+                (RUN_B, "greet-ignores-weather", False, 0.125),
+                (RUN_B, "greet-says-hello", True, 0.25),
+            ]
+        )
+        assert second.summaries == [
+            *GOLDEN_SUMMARIES,
+            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
+        ]
+
+    def test_no_op_build_changes_no_file(self, incremental: dict[str, Step]) -> None:
+        second, no_op = incremental["second"], incremental["no_op"]
+        assert no_op.files == second.files
+        assert no_op.states == second.states
+        assert no_op.per_test == second.per_test
+        assert no_op.summaries == second.summaries
+
+    def test_late_lines_of_an_imported_run_are_picked_up(
+        self, incremental: dict[str, Step]
+    ) -> None:
+        no_op, late = incremental["no_op"], incremental["late"]
+        assert (RUN_A, "greet-waves", True, 0.03125) in late.per_test
+        assert len(late.per_test) == len(no_op.per_test) + 1
+        assert late.summaries == [
+            GOLDEN_SUMMARIES[0],
+            (RUN_A, "greet", 5, 3, 1, 1, 1, 0.9375 + 0.03125),
+            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
+        ]
+        for table in TEST_TABLES:
+            units = late.units(table)
+            assert units[RUN_A]["build_id"] == late.build_id(table) != no_op.build_id(table)
+            if RUN_B in units:  # run B is not read again
+                assert units[RUN_B] == no_op.units(table)[RUN_B]
+        for table in LOOP_TABLES:
+            assert late.states[table] == no_op.states[table]
+        for path, stamp in parquet_files(no_op).items():
+            if f"test_run_id={RUN_B}" in path or path.split("/")[0] in LOOP_TABLES:
+                assert late.files.get(path) == stamp, path
+
+
+def row_files_of(step: Step, table: str) -> list[str]:
+    return sorted(k for k in step.files if k.startswith(f"{table}/"))
+
+
+# =========================================================================== re-evaluation
+
+REEVAL_AT = "2026-03-02T10:00:00Z"
+
+
+def reevaluated_results_of_run_a() -> list[dict[str, Any]]:
+    """Run A evaluated again: the same 9 expectations, a later evaluated_at; two outcomes change."""
+    skill = {"skill_file": "skills/greet/SKILL.md"}
+    agent = {"agent_file": "agents/explorer.md"}
+    t = REEVAL_AT
+    return [
+        result_line(RUN_A, "greet", "says hello", 0, "skill-call", True, True, ["greet"], t,
+                    **skill),
+        result_line(RUN_A, "greet", "says hello", 1, "result-contains", "hello", True,
+                    "hello Ada!", t),
+        result_line(RUN_A, "greet", "ignores weather", 0, "skill-call", False, True, [], t,
+                    **skill),
+        result_line(RUN_A, "greet", "crashes runner", 0, "skill-call", True, False, [], t,
+                    **skill),
+        # the judge now scores 0.6 < 0.7: fails
+        result_line(RUN_A, "greet", "is polite", 0, "llm-judge", "rubrics/polite.md", False,
+                    "Score 0.60 against threshold 0.70", t, rubric_file="rubrics/polite.md",
+                    model="haiku", threshold=0.7, score=0.6,
+                    criteria=[{"criterion": "greets warmly", "score": 0.6, "passed": False,
+                               "reasoning": "Curt."},
+                              {"criterion": "stays on topic", "score": 0.6, "passed": False,
+                               "reasoning": "Wanders."}]),
+        result_line(RUN_A, "greet", "is polite", 1, "result-does-not-contain", "go away", False,
+                    "Please go away, politely.", t),
+        result_line(RUN_A, "explore", "delegates search", 0, "agent-call", True, True,
+                    ["Explore"], t, **agent),
+        result_line(RUN_A, "explore", "delegates search", 1, "llm-judge", "rubrics/thorough.md",
+                    True, "Score 0.60 against threshold 0.50", t,
+                    rubric_file="rubrics/thorough.md", model="opus", threshold=0.5, score=0.6,
+                    criteria=[{"criterion": "cites files", "score": 0.6, "passed": True,
+                               "reasoning": "Names src/search.py."}]),
+        # a fixed evaluator: the agent was not called after all
+        result_line(RUN_A, "explore", "answers directly", 0, "agent-call", False, True, [], t,
+                    **agent),
+    ]  # fmt: skip
+
+
+@dataclass
+class ReEval:
+    project: DbtProject
+    steps: dict[str, Step]
+    results: dict[str, list[tuple[Any, ...]]]
+    criteria: list[tuple[Any, ...]]
+    invalid: subprocess.CompletedProcess[str]
+    invalid_marker: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="class")
+def reeval(tmp_path_factory: pytest.TempPathFactory) -> ReEval:
+    project = make_project(tmp_path_factory, "reeval")
+    steps: dict[str, Step] = {}
+    results: dict[str, list[tuple[Any, ...]]] = {}
+
+    def results_of_a() -> list[tuple[Any, ...]]:
+        return project.query(
+            "select test_case, expect_index, passed, evaluated_at from test_results "
+            "where test_run_id = ? order by test_case, expect_index",
+            [RUN_A],
+        )
+
+    # 1. first build
+    copy_fixture(project, "golden")
+    steps["first"] = record(project, project.build())
+
+    # 2. run A re-evaluated: new lines appended, run ID in the marker file
+    append_lines(project, f"runs/{RUN_A}/test-results.jsonl", reevaluated_results_of_run_a())
+    write_marker(project, [RUN_A])
+    steps["reevaluated"] = record(project, project.build())
+    results["reevaluated"] = results_of_a()
+    criteria = project.query(
+        "select test_case, expect_index, score, passed, criteria "
+        "from test_run_detail_judge_criteria where test_run_id = ? order by 1, 2",
+        [RUN_A],
+    )
+    assert_no_duplicates(project)
+
+    # 3. the marker is still there: nothing to do
+    steps["marker_again"] = record(project, project.build())
+
+    # 4. forced re-import of run A with the replace_run_ids var
+    steps["replaced"] = record(
+        project, project.build("--vars", json.dumps({"replace_run_ids": [RUN_A]}))
+    )
+    results["replaced"] = results_of_a()
+    assert_no_duplicates(project)
+
+    # 5. an invalid run ID in the var fails the build
+    invalid = project.build("--vars", "{replace_run_ids: ['2026-03-01']}", check=False)
+    steps["after_invalid"] = record(project, invalid)
+
+    # 6. the var as a comma-separated string, two runs
+    steps["replaced_two"] = record(
+        project, project.build("--vars", f"replace_run_ids: '{RUN_A}, {SCIL_RUN}'")
+    )
+    assert_no_duplicates(project)
+
+    # 7. an invalid run ID in the marker file fails the build too
+    write_marker(project, [RUN_A, "latest"])
+    invalid_marker = project.build(check=False)
+    steps["after_invalid_marker"] = record(project, invalid_marker)
+    return ReEval(project, steps, results, criteria, invalid, invalid_marker)
+
+
+class TestReEvaluation:
+    """Results appended with a later evaluated_at + marker; replace_run_ids; an invalid ID."""
+
+    def test_views_show_only_the_latest_evaluation(self, reeval: ReEval) -> None:
+        later = datetime(2026, 3, 2, 10, 0)
+        assert reeval.results["reevaluated"] == [
+            ("explore-answers-directly", 0, True, later),
+            ("explore-delegates-search", 0, True, later),
+            ("explore-delegates-search", 1, True, later),
+            ("greet-crashes-runner", 0, False, later),
+            ("greet-ignores-weather", 0, True, later),
+            ("greet-is-polite", 0, False, later),
+            ("greet-is-polite", 1, False, later),
+            ("greet-says-hello", 0, True, later),
+            ("greet-says-hello", 1, True, later),
+        ]
+        step = reeval.steps["reevaluated"]
+        assert step.per_test == [
+            (RUN_A, "explore-answers-directly", True, 0.75),
+            (RUN_A, "explore-delegates-search", True, 1.0),
+            (RUN_A, "greet-has-no-results", None, 0.0625),
+            (RUN_A, "greet-ignores-weather", True, 0.125),
+            (RUN_A, "greet-is-polite", False, 0.5),
+            (RUN_A, "greet-says-hello", True, 0.25),
+        ]
+        assert step.summaries == [
+            (RUN_A, "explore", 2, 2, 0, 0, 0, 1.75),
+            (RUN_A, "greet", 4, 2, 1, 1, 1, 0.9375),
+        ]
+
+    def test_judge_criteria_of_the_old_evaluation_are_gone(self, reeval: ReEval) -> None:
+        assert reeval.criteria == [
+            ("explore-delegates-search", 1, 0.6, True,
+             [{"criterion": "cites files", "score": 0.6, "passed": True,
+               "reasoning": "Names src/search.py."}]),
+            ("greet-is-polite", 0, 0.6, False,
+             [{"criterion": "greets warmly", "score": 0.6, "passed": False, "reasoning": "Curt."},
+              {"criterion": "stays on topic", "score": 0.6, "passed": False,
+               "reasoning": "Wanders."}]),
+        ]  # fmt: skip
+
+    def test_only_run_a_was_read_again(self, reeval: ReEval) -> None:
+        # a run newly listed in the marker is replaced in every table that has it
+        first, step = reeval.steps["first"], reeval.steps["reevaluated"]
+        for table in TEST_TABLES:
+            unit = step.units(table)[RUN_A]
+            assert unit["build_id"] == step.build_id(table) != first.build_id(table), table
+        for table in LOOP_TABLES:
+            assert step.states[table] == first.states[table], table
+
+    def test_marker_already_handled_is_a_no_op(self, reeval: ReEval) -> None:
+        before, after = reeval.steps["reevaluated"], reeval.steps["marker_again"]
+        assert after.files == before.files
+        assert after.states == before.states
+
+    def test_replace_run_ids_var_forces_a_reimport(self, reeval: ReEval) -> None:
+        before, after = reeval.steps["marker_again"], reeval.steps["replaced"]
+        for table in TEST_TABLES:
+            unit = after.units(table)[RUN_A]
+            assert unit["build_id"] == after.build_id(table) != before.build_id(table), table
+            assert unit["files"] != before.units(table)[RUN_A]["files"], table
+        for table in LOOP_TABLES:
+            assert after.states[table] == before.states[table], table
+        # same rows, nothing duplicated
+        assert after.per_test == before.per_test
+        assert after.summaries == before.summaries
+        assert reeval.results["replaced"] == reeval.results["reevaluated"]
+
+    def test_invalid_replace_run_id_fails_the_build_clearly(self, reeval: ReEval) -> None:
+        assert reeval.invalid.returncode != 0
+        out = dbt_output(reeval.invalid)
+        assert "replace_run_ids" in out
+        assert "'2026-03-01'" in out
+        assert "YYYYMMDDTHHMMSS" in out
+
+    def test_invalid_replace_run_id_changes_nothing(self, reeval: ReEval) -> None:
+        before, after = reeval.steps["replaced"], reeval.steps["after_invalid"]
+        assert after.files == before.files
+        assert after.states == before.states
+        assert after.per_test == before.per_test  # readers keep the last good build
+
+    def test_replace_run_ids_as_a_comma_separated_string(self, reeval: ReEval) -> None:
+        before, after = reeval.steps["after_invalid"], reeval.steps["replaced_two"]
+        for table in (*TEST_TABLES, "scil_iteration", "scil_summary"):
+            run = SCIL_RUN if table.startswith("scil") else RUN_A
+            unit = after.units(table)[run]
+            assert unit["build_id"] == after.build_id(table) != before.build_id(table), table
+        for table in ("acil_iteration", "acil_summary"):
+            assert after.states[table] == before.states[table], table
+        assert after.per_test == before.per_test
+        assert after.summaries == before.summaries
+
+    def test_invalid_run_id_in_the_marker_fails_the_build_clearly(self, reeval: ReEval) -> None:
+        assert reeval.invalid_marker.returncode != 0
+        out = dbt_output(reeval.invalid_marker)
+        assert str(reeval.project.output_dir / ".re-evaluated-runs.json") in out
+        assert "'latest'" in out
+        before, after = reeval.steps["replaced_two"], reeval.steps["after_invalid_marker"]
+        assert after.files == before.files
+        assert after.states == before.states
+
+
+# =========================================================================== legacy layout
+
+L1, L2 = "20260210T080000", "20260211T080000"
+LEGACY_SCIL = "20260212T080000"
+
+LEGACY_ALONE_PER_TEST = [
+    (L1, "legacy-one", True, 0.5),
+    (L1, "legacy-two", False, 0.25),
+    (L2, "legacy-one", True, 0.5),
+    (L2, "legacy-three", True, 0.125),
+    (L2, "legacy-two", True, 0.25),
+]
+# run L2 taken from runs/20260211T080000/ (fixtures/legacy_l2_dir): no "three", "two" fails
+MIXED_PER_TEST = [
+    (L1, "legacy-one", True, 0.5),
+    (L1, "legacy-two", False, 0.25),
+    (L2, "legacy-one", True, 0.5),
+    (L2, "legacy-two", False, 0.375),
+]
+MIXED_SUMMARIES = [
+    (L1, "legacy", 2, 1, 1, 0, 0, 0.75),
+    (L2, "legacy", 2, 1, 1, 0, 0, 0.875),
+]
+
+
+@dataclass
+class Legacy:
+    project: DbtProject
+    steps: dict[str, Step]
+    configs: dict[str, list[tuple[Any, ...]]]
+    scil_history: list[tuple[Any, ...]]
+    empty_tables: dict[str, tuple[int, dict[str, str]]]
+    results_l1: list[tuple[Any, ...]]
+
+
+@pytest.fixture(scope="class")
+def legacy(tmp_path_factory: pytest.TempPathFactory) -> Legacy:
+    project = make_project(tmp_path_factory, "legacy")
+    steps: dict[str, Step] = {}
+    configs: dict[str, list[tuple[Any, ...]]] = {}
+
+    def config_rows() -> list[tuple[Any, ...]]:
+        return project.query(
+            "select test_run_id, test_case, prompt, model from test_config order by 1, 2"
+        )
+
+    # 1. the seed's layout alone: one appended file per kind, no output-files, no ACIL
+    copy_fixture(project, "legacy")
+    steps["alone"] = record(project, project.build())
+    configs["alone"] = config_rows()
+    scil_history = project.query(
+        "select test_run_id, eval, skill_file, iterations, best_train_accuracy, "
+        "best_test_accuracy, status from scil_history"
+    )
+    empty_tables = {
+        t: (project.query(f"select count(*) from {t}")[0][0], relation_columns(project, t))
+        for t in ("output_files", "scil_summary", "acil_iteration", "acil_summary")
+    }
+
+    # 2. run L2 now also has a run directory: it wins over the legacy file's copy
+    copy_fixture(project, "legacy_l2_dir")
+    steps["moved"] = record(project, project.build())
+    configs["moved"] = config_rows()
+    assert_no_duplicates(project)
+
+    # 3. run L1 re-evaluated in the legacy file
+    append_lines(project, "test-results.jsonl", [
+        result_line(L1, "legacy", "one", 0, "result-contains", "ok", True, "one ok",
+                    "2026-02-12T08:00:00Z"),
+        result_line(L1, "legacy", "two", 0, "result-contains", "yes", True, "no (yes)",
+                    "2026-02-12T08:00:00Z"),
+    ])  # fmt: skip
+    write_marker(project, [L1])
+    steps["reevaluated"] = record(project, project.build())
+    results_l1 = project.query(
+        "select test_case, passed, actual, evaluated_at from test_results "
+        "where test_run_id = ? order by 1",
+        [L1],
+    )
+    assert_no_duplicates(project)
+    return Legacy(project, steps, configs, scil_history, empty_tables, results_l1)
+
+
+class TestLegacyLayout:
+    """The seed's single appended files, alone, then mixed with a run directory."""
+
+    def test_legacy_files_alone(self, legacy: Legacy) -> None:
+        step = legacy.steps["alone"]
+        assert summary_counts(step.proc)["WARN"] == 0
+        assert step.per_test == LEGACY_ALONE_PER_TEST
+        assert step.summaries == [
+            (L1, "legacy", 2, 1, 1, 0, 0, 0.75),
+            (L2, "legacy", 3, 3, 0, 0, 0, 0.875),
+        ]
+        assert set(step.units("test_run")) == {"legacy"}
+        assert step.units("test_run")["legacy"]["sources"].keys() == {"test-run.jsonl"}
+        # rows are still partitioned by run
+        assert sorted({p.split("/")[1] for p in row_files_of(step, "test_run")}) == [
+            f"test_run_id={L1}",
+            f"test_run_id={L2}",
+        ]
+
+    def test_legacy_scil_iterations(self, legacy: Legacy) -> None:
+        assert legacy.scil_history == [
+            (LEGACY_SCIL, "legacy", "skills/legacy/SKILL.md", 2, 1.0, None, None)
+        ]
+
+    def test_missing_files_give_empty_tables_with_their_columns(self, legacy: Legacy) -> None:
+        for table, (count, columns) in legacy.empty_tables.items():
+            assert count == 0, table
+            assert columns == EXPECTED_STORAGE_TYPES[table], table
+
+    def test_run_directory_wins_over_the_legacy_file(self, legacy: Legacy) -> None:
+        step = legacy.steps["moved"]
+        assert step.per_test == MIXED_PER_TEST
+        assert step.summaries == MIXED_SUMMARIES
+        assert legacy.configs["moved"] == [
+            (L1, "legacy-one", "Say ok", "sonnet"),
+            (L1, "legacy-two", "Say yes", "sonnet"),
+            (L2, "legacy-one", "Say ok", "sonnet"),
+            (L2, "legacy-two", "Say yes (run directory)", "opus"),
+        ]
+        assert set(step.units("test_run")) == {"legacy", L2}
+        assert {f["run"] for f in step.units("test_run")["legacy"]["files"]} == {L1}
+
+    def test_legacy_reevaluation_shows_only_the_latest(self, legacy: Legacy) -> None:
+        later = datetime(2026, 2, 12, 8, 0)
+        assert legacy.results_l1 == [
+            ("legacy-one", True, "one ok", later),
+            ("legacy-two", True, "no (yes)", later),
+        ]
+        step = legacy.steps["reevaluated"]
+        assert step.per_test == [
+            (L1, "legacy-one", True, 0.5),
+            (L1, "legacy-two", True, 0.25),
+            *MIXED_PER_TEST[2:],
+        ]
+        assert step.summaries == [(L1, "legacy", 2, 2, 0, 0, 0, 0.75), MIXED_SUMMARIES[1]]
+        # run L2's directory was not read again
+        for table in ("test_config", "test_run", "test_results"):
+            assert step.units(table)[L2] == legacy.steps["moved"].units(table)[L2]
+
+
+@pytest.fixture(scope="class")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Step:
+    project = make_project(tmp_path_factory, "mixed")
+    copy_fixture(project, "legacy")
+    copy_fixture(project, "legacy_l2_dir")
+    step = record(project, project.build())
+    assert_no_duplicates(project)
+    return step
+
+
+class TestMixedLayoutFromScratch:
+    def test_a_run_in_both_layouts_is_taken_from_its_directory(self, mixed: Step) -> None:
+        assert mixed.per_test == MIXED_PER_TEST
+        assert mixed.summaries == MIXED_SUMMARIES
+        assert summary_counts(mixed.proc)["WARN"] == 0
+
+
+# =========================================================================== missing input
+
+_IDS = {"test_run_id": "VARCHAR", "test_case": "VARCHAR", "eval": "VARCHAR",
+        "test_name": "VARCHAR"}  # fmt: skip
+_ITERATION = {
+    "test_run_id": "VARCHAR", "eval": "VARCHAR", "iteration": "BIGINT", "phase": "VARCHAR",
+    "description": "VARCHAR", "train_accuracy": "DOUBLE", "test_accuracy": "DOUBLE",
+    "train_results": "JSON", "test_results": "JSON",
+}  # fmt: skip
+_SUMMARY = {
+    "test_run_id": "VARCHAR", "eval": "VARCHAR", "original_description": "VARCHAR",
+    "best_iteration": "BIGINT", "best_description": "VARCHAR", "best_train_accuracy": "DOUBLE",
+    "best_test_accuracy": "DOUBLE", "max_iterations": "BIGINT", "holdout": "DOUBLE",
+    "model": "VARCHAR", "status": "VARCHAR", "started_at": "TIMESTAMP",
+    "finished_at": "TIMESTAMP",
+}  # fmt: skip
+# The storage tables' columns: the source columns of _output__sources.yml, shaped by each
+# model (test_run flattens usage into token columns and adds is_infrastructure_error).
+EXPECTED_STORAGE_TYPES: dict[str, dict[str, str]] = {
+    "test_config": {**_IDS, "type": "VARCHAR", "prompt_file": "VARCHAR", "prompt": "VARCHAR",
+                    "skill_file": "VARCHAR", "agent_file": "VARCHAR", "model": "VARCHAR",
+                    "scaffold": "VARCHAR", "expect": "JSON"},
+    "test_run": {**_IDS, "is_infrastructure_error": "BOOLEAN", "status": "VARCHAR",
+                 "error": "VARCHAR", "subtype": "VARCHAR", "is_error": "BOOLEAN",
+                 "result": "VARCHAR", "duration_ms": "BIGINT", "duration_api_ms": "BIGINT",
+                 "num_turns": "BIGINT", "total_cost_usd": "DOUBLE", "session_id": "VARCHAR",
+                 "input_tokens": "BIGINT", "output_tokens": "BIGINT",
+                 "cache_creation_input_tokens": "BIGINT", "cache_read_input_tokens": "BIGINT"},
+    "test_results": {**_IDS, "expect_index": "BIGINT", "expect_type": "VARCHAR",
+                     "expect_value": "VARCHAR", "passed": "BOOLEAN", "actual": "VARCHAR",
+                     "evaluated_at": "TIMESTAMP", "skill_file": "VARCHAR",
+                     "agent_file": "VARCHAR", "rubric_file": "VARCHAR", "model": "VARCHAR",
+                     "threshold": "DOUBLE", "score": "DOUBLE", "criteria": "JSON"},
+    "output_files": {**_IDS, "file_path": "VARCHAR", "file_content": "VARCHAR"},
+    "scil_iteration": {**_ITERATION, "skill_file": "VARCHAR"},
+    "acil_iteration": {**_ITERATION, "agent_file": "VARCHAR"},
+    "scil_summary": {**_SUMMARY, "skill_file": "VARCHAR"},
+    "acil_summary": {**_SUMMARY, "agent_file": "VARCHAR"},
+}  # fmt: skip
+
+MART_VIEWS = (
+    "per_test", "test_run_summaries", "test_run_detail_tests", "test_run_detail_expectations",
+    "test_run_detail_judge_criteria", "test_run_detail_output_files", "scil_history",
+    "scil_run_details", "acil_history", "acil_run_details", "rejected_lines",
+)  # fmt: skip
+
+
+def contract_types(model: str) -> dict[str, str]:
+    """Column -> data_type of a model with an enforced contract, from its YAML."""
+    for path in sorted((REPO / "models").rglob("*.yml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for node in doc.get("models") or []:
+            if node.get("name") == model:
+                return {c["name"]: str(c["data_type"]).upper() for c in node["columns"]}
+    raise KeyError(model)
+
+
+@dataclass
+class Missing:
+    project: DbtProject
+    empty: Step
+    tables: dict[str, tuple[int, dict[str, str]]]
+    views: dict[str, tuple[int, dict[str, str]]]
+    then: Step
+
+
+@pytest.fixture(scope="class")
+def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
+    project = make_project(tmp_path_factory, "missing")
+    # 1. no output directory at all
+    assert not project.output_dir.exists()
+    empty = record(project, project.build())
+
+    def shape(relation: str) -> tuple[int, dict[str, str]]:
+        (count,) = project.query(f"select count(*) from {relation}")[0]
+        return count, relation_columns(project, relation)
+
+    tables = {t: shape(t) for t in STORAGE_TABLES}
+    views = {v: shape(v) for v in MART_VIEWS}
+    # 2. then output arrives
+    copy_fixture(project, "golden")
+    then = record(project, project.build())
+    return Missing(project, empty, tables, views, then)
+
+
+class TestMissingInput:
+    def test_build_without_output_dir_succeeds(self, missing: Missing) -> None:
+        counts = summary_counts(missing.empty.proc)
+        assert counts["ERROR"] == 0
+        assert counts["WARN"] == 0
+        assert missing.empty.per_test == []
+        assert missing.empty.summaries == []
+
+    @pytest.mark.parametrize("table", STORAGE_TABLES)
+    def test_storage_table_is_empty_with_declared_columns(
+        self, missing: Missing, table: str
+    ) -> None:
+        count, columns = missing.tables[table]
+        assert count == 0
+        assert set(columns) == set(declared_columns(table))
+        assert columns == EXPECTED_STORAGE_TYPES[table]
+
+    @pytest.mark.parametrize("view", MART_VIEWS)
+    def test_view_is_empty_with_its_contract(self, missing: Missing, view: str) -> None:
+        count, columns = missing.views[view]
+        assert count == 0
+        assert {k: v.upper() for k, v in columns.items()} == contract_types(view)
+
+    def test_data_arriving_later_is_imported(self, missing: Missing) -> None:
+        assert missing.then.per_test == GOLDEN_PER_TEST
+        assert missing.then.summaries == GOLDEN_SUMMARIES
+
+
+# =========================================================================== old schema
+
+
+def all_events_parquet(jsonl: Path, dest: Path) -> None:
+    """Every stream event of a test-run.jsonl in one Parquet file, as the seed once stored it
+    (inferred schema, so it has the assistant events' ``message`` column)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute(f"copy (select * from read_json_auto('{jsonl}')) to '{dest}' (format parquet)")
+        columns = [r[0] for r in con.execute(f"describe select * from '{dest}'").fetchall()]
+    finally:
+        con.close()
+    assert "message" in columns
+
+
+@dataclass
+class OldSchema:
+    project: DbtProject
+    steps: dict[str, Step]
+    test_run_rows: dict[str, int]
+    test_run_columns: dict[str, dict[str, str]]
+    old_file: str
+    before_rebuild: dict[str, FileStamp]
+
+
+@pytest.fixture(scope="class")
+def old_schema(tmp_path_factory: pytest.TempPathFactory) -> OldSchema:
+    project = make_project(tmp_path_factory, "old_schema")
+    steps: dict[str, Step] = {}
+    rows: dict[str, int] = {}
+    columns: dict[str, dict[str, str]] = {}
+    copy_fixture(project, "golden")
+    golden_stream = FIXTURES / "golden" / "runs" / RUN_A / "test-run.jsonl"
+
+    # 1. a data directory the seed wrote: test-run.parquet with every event and a message column
+    all_events_parquet(golden_stream, project.data_dir / "test-run.parquet")
+    steps["first"] = record(project, project.build())
+    rows["first"] = project.query("select count(*) from test_run")[0][0]
+    columns["first"] = relation_columns(project, "test_run")
+
+    # 2. a test_run table written by an older version of the project: another schema hash,
+    #    and its file for run A holds every event (with the message column)
+    state = dict(steps["first"].states["test_run"])
+    old_rel = f"test_run/test_run_id={RUN_A}/{RUN_A}-old-all-events.parquet"
+    all_events_parquet(golden_stream, project.data_dir / old_rel)
+    state["schema_hash"] = "0" * 32
+    state["units"] = {
+        RUN_A: {
+            **state["units"][RUN_A],
+            "files": [{"run": RUN_A, "path": old_rel}],
+            "build_id": "old",
+        }
+    }
+    write_state(project, "test_run", state)
+    before_rebuild = data_files(project)
+    steps["old_schema"] = record(project, project.build())
+    rows["old_schema"] = project.query("select count(*) from test_run")[0][0]
+    columns["old_schema"] = relation_columns(project, "test_run")
+    assert_no_duplicates(project)
+
+    # 3. --full-refresh rebuilds every table
+    steps["full_refresh"] = record(project, project.build("--full-refresh"))
+    rows["full_refresh"] = project.query("select count(*) from test_run")[0][0]
+    assert_no_duplicates(project)
+    return OldSchema(project, steps, rows, columns, old_rel, before_rebuild)
+
+
+class TestOldSchema:
+    def test_seed_all_events_file_does_not_leak_into_test_run(self, old_schema: OldSchema) -> None:
+        assert old_schema.test_run_rows["first"] == 7  # result events only
+        assert "message" not in old_schema.test_run_columns["first"]
+        assert old_schema.steps["first"].per_test == GOLDEN_PER_TEST
+
+    def test_changed_schema_hash_rebuilds_the_table_from_scratch(
+        self, old_schema: OldSchema
+    ) -> None:
+        first, step = old_schema.steps["first"], old_schema.steps["old_schema"]
+        state = step.states["test_run"]
+        assert state["schema_hash"] == first.states["test_run"]["schema_hash"]
+        assert state["units"][RUN_A]["build_id"] == state["build_id"] != first.build_id("test_run")
+        assert [f["path"] for f in state["units"][RUN_A]["files"]] != [old_schema.old_file]
+        assert old_schema.test_run_rows["old_schema"] == 7
+        assert "message" not in old_schema.test_run_columns["old_schema"]
+        assert old_schema.test_run_columns["old_schema"] == EXPECTED_STORAGE_TYPES["test_run"]
+        assert step.per_test == GOLDEN_PER_TEST
+        assert step.summaries == GOLDEN_SUMMARIES
+
+    def test_only_the_changed_table_is_rebuilt(self, old_schema: OldSchema) -> None:
+        before = old_schema.before_rebuild
+        step = old_schema.steps["old_schema"]
+        for table in STORAGE_TABLES:
+            if table == "test_run":
+                continue
+            assert step.states[table] == old_schema.steps["first"].states[table], table
+            for path, stamp in before.items():
+                if path.startswith(f"{table}/"):
+                    assert step.files.get(path) == stamp, path
+
+    def test_full_refresh_rebuilds_every_table(self, old_schema: OldSchema) -> None:
+        before, after = old_schema.steps["old_schema"], old_schema.steps["full_refresh"]
+        for table in STORAGE_TABLES:
+            assert after.build_id(table) != before.build_id(table), table
+            old_paths = {f["path"] for u in before.units(table).values() for f in u["files"]}
+            new_paths = {f["path"] for u in after.units(table).values() for f in u["files"]}
+            assert old_paths.isdisjoint(new_paths), table
+            assert set(after.units(table)) == set(before.units(table)), table
+        assert old_schema.test_run_rows["full_refresh"] == 7
+        assert after.per_test == GOLDEN_PER_TEST
+        assert after.summaries == GOLDEN_SUMMARIES
+
+
+# =========================================================================== rejected lines
+
+GOOD_RESULT_LINES = (FIXTURES / "golden" / "runs" / RUN_A / "test-results.jsonl").read_bytes()
+NO_RESULTS = {
+    "test_case": "greet-has-no-results", "eval": "greet", "test_name": "has no results",
+    "expect_index": 0, "expect_type": "result-contains", "expect_value": "hi",
+}  # fmt: skip
+
+
+def _line(rec: dict[str, Any]) -> bytes:
+    return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
+
+
+def bad_results_file() -> tuple[bytes, dict[int, tuple[str, ...]]]:
+    """test-results.jsonl of run A with bad lines among the 8 good ones.
+
+    Returns the bytes and, per bad line number, words its rejection reason must contain.
+    """
+    good = GOOD_RESULT_LINES.splitlines(keepends=True)
+    ok = {**NO_RESULTS, "passed": True, "actual": "hi", "evaluated_at": "2026-03-01T09:04:00Z"}
+    bad: list[tuple[bytes, tuple[str, ...]]] = [
+        # 5: a writer killed mid-line, then another line appended after it
+        (b'{"test_run_id":"20260301T090000","test_case":"greet-says-hello","eval":"gr\n',
+         ("json",)),
+        (b"this is not json\n", ("json",)),  # 6
+        (b"[1,2,3]\n", ("object",)),  # 7
+        (_line({"test_run_id": RUN_A, **ok, "passed": "yes"}), ("passed",)),  # 8
+        (_line(ok), ("test_run_id", "missing")),  # 9: no test_run_id at all
+        (_line({"test_run_id": "2026-03-01", **ok}), ("2026-03-01",)),  # 10
+        (_line({"test_run_id": RUN_B, **ok}), (RUN_B, RUN_A)),  # 11: in run A's directory
+        # 12: Latin-1 "café" inside an otherwise fine line
+        (_line({"test_run_id": RUN_A, **ok, "actual": "caf#"}).replace(b"caf#", b"caf\xe9"),
+         ("utf-8",)),
+    ]  # fmt: skip
+    text = b"".join(good[:4]) + b"".join(b for b, _ in bad) + b"".join(good[4:])
+    # then a blank line (skipped, not rejected) and a last line cut short, with no newline
+    text += b"\n" + b'{"test_run_id":"20260301T090000","test_case":"greet-ha'
+    reasons = {5 + i: words for i, (_, words) in enumerate(bad)}
+    reasons[len(good) + len(bad) + 2] = ("json",)  # the 9 good, 8 bad, blank: line 19
+    return text, reasons
+
+
+@dataclass
+class Rejected:
+    project: DbtProject
+    bad: Step
+    rejected: list[dict[str, Any]]
+    results: list[tuple[Any, ...]]
+    fixed: Step
+    rejected_after_fix: int
+    fixed_summary: list[tuple[Any, ...]]
+
+
+@pytest.fixture(scope="class")
+def rejected(tmp_path_factory: pytest.TempPathFactory) -> Rejected:
+    project = make_project(tmp_path_factory, "rejected")
+    copy_fixture(project, "golden")
+    a = project.output_dir / "runs" / RUN_A
+    # test-results: bad lines among good ones
+    text, _ = bad_results_file()
+    (a / "test-results.jsonl").write_bytes(text)
+    # test-run: a stream event cut short at line 3
+    stream = (a / "test-run.jsonl").read_bytes().splitlines(keepends=True)
+    cut = (
+        b'{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Let\n'
+    )
+    (a / "test-run.jsonl").write_bytes(b"".join(stream[:2]) + cut + b"".join(stream[2:]))
+    # test-config: the last line is complete but has no newline (imported)
+    (a / "test-config.jsonl").write_bytes((a / "test-config.jsonl").read_bytes().rstrip(b"\n"))
+    # an ACIL summary document whose run ID is not its file name's
+    doc = json.loads((FIXTURES / "golden" / "acil-summary" / f"{ACIL_RUN}.json").read_text())
+    mismatched = project.output_dir / "acil-summary" / "20260308T100000.json"
+    mismatched.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+    bad = record(project, project.build())
+    rows = project.query_dicts(
+        "select source_table, file, line, reason, raw from rejected_lines order by file, line"
+    )
+    results = project.query(
+        "select test_case, expect_index, passed from test_results order by 1, 2"
+    )
+
+    # fix every bad line: the next build imports the fixed lines and forgets the rejections
+    fixed_line = {"test_run_id": RUN_A, **NO_RESULTS, "passed": True, "actual": "hi",
+                  "evaluated_at": "2026-03-01T09:04:00Z"}  # fmt: skip
+    (a / "test-results.jsonl").write_bytes(GOOD_RESULT_LINES + _line(fixed_line))
+    (a / "test-run.jsonl").write_bytes(b"".join(stream))
+    mismatched.write_text(json.dumps({**doc, "test_run_id": "20260308T100000"}), encoding="utf-8")
+    fixed = record(project, project.build())
+    (after,) = project.query("select count(*) from rejected_lines")[0]
+    fixed_summary = project.query(
+        "select test_run_id, status from acil_run_details where test_run_id = '20260308T100000'"
+    )
+    return Rejected(project, bad, rows, results, fixed, after, fixed_summary)
+
+
+class TestRejectedLines:
+    def test_build_succeeds_with_a_warning_naming_the_file(self, rejected: Rejected) -> None:
+        counts = summary_counts(rejected.bad.proc)
+        assert counts["ERROR"] == 0
+        assert counts["WARN"] == 1  # the rejected_lines test
+        out = dbt_output(rejected.bad.proc)
+        assert str(rejected.project.output_dir / "runs" / RUN_A / "test-results.jsonl") in out
+
+    def test_each_bad_jsonl_line_is_rejected_with_file_line_and_reason(
+        self, rejected: Rejected
+    ) -> None:
+        path = str(rejected.project.output_dir / "runs" / RUN_A / "test-results.jsonl")
+        rows = [r for r in rejected.rejected if r["file"] == path]
+        _, reasons = bad_results_file()
+        assert [r["line"] for r in rows] == sorted(reasons)
+        for row in rows:
+            assert row["source_table"] == "test_results"
+            for word in reasons[row["line"]]:
+                assert word.lower() in row["reason"].lower(), row
+        raw = {r["line"]: r["raw"] for r in rows}
+        assert raw[6] == "this is not json"
+        assert raw[7] == "[1,2,3]"
+
+    def test_cut_stream_event_and_mismatched_document_are_rejected(
+        self, rejected: Rejected
+    ) -> None:
+        out = rejected.project.output_dir
+        others = [
+            (r["source_table"], r["file"], r["line"])
+            for r in rejected.rejected
+            if not r["file"].endswith("test-results.jsonl")
+        ]
+        assert sorted(others) == sorted([
+            ("test_run", str(out / "runs" / RUN_A / "test-run.jsonl"), 3),
+            ("acil_summary", str(out / "acil-summary" / "20260308T100000.json"), 1),
+        ])  # fmt: skip
+        doc = next(r for r in rejected.rejected if r["source_table"] == "acil_summary")
+        assert ACIL_RUN in doc["reason"] and "20260308T100000" in doc["reason"]
+
+    def test_good_lines_of_the_same_files_are_imported(self, rejected: Rejected) -> None:
+        assert rejected.results == [
+            ("explore-answers-directly", 0, False),
+            ("explore-delegates-search", 0, True),
+            ("explore-delegates-search", 1, True),
+            ("greet-crashes-runner", 0, False),
+            ("greet-ignores-weather", 0, True),
+            ("greet-is-polite", 0, True),
+            ("greet-is-polite", 1, False),
+            ("greet-says-hello", 0, True),
+            ("greet-says-hello", 1, True),
+        ]
+        # every result event of the stream and every config (the last one has no newline)
+        assert rejected.bad.per_test == GOLDEN_PER_TEST
+        assert rejected.bad.summaries == GOLDEN_SUMMARIES
+
+    def test_fixed_lines_are_imported_and_no_longer_rejected(self, rejected: Rejected) -> None:
+        assert summary_counts(rejected.fixed.proc)["WARN"] == 0
+        assert rejected.rejected_after_fix == 0
+        assert (RUN_A, "greet-has-no-results", True, 0.0625) in rejected.fixed.per_test
+        assert rejected.fixed_summary == [("20260308T100000", "completed")]
+
+
+# ------------------------------------------------------------------ broken summary documents
+
+
+@dataclass
+class BrokenDocs:
+    project: DbtProject
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="class")
+def broken_docs(tmp_path_factory: pytest.TempPathFactory) -> BrokenDocs:
+    project = make_project(tmp_path_factory, "broken_docs")
+    copy_fixture(project, "golden")
+    out = project.output_dir
+    # a writer killed mid-document
+    (out / "scil-summary" / f"{SCIL_RUN}.json").write_text(
+        '{"test_run_id": "20260305T120000", "eval": "greet", ', encoding="utf-8"
+    )
+    # a Latin-1 byte in a string
+    doc = (out / "acil-summary" / f"{ACIL_RUN}.json").read_bytes()
+    (out / "acil-summary" / f"{ACIL_RUN}.json").write_bytes(
+        doc.replace(b"Explores code.", b"Explor\xe9s code.")
+    )
+    # an empty document
+    (out / "scil-summary" / "20260309T100000.json").write_bytes(b"")
+    return BrokenDocs(project, project.build(check=False))
+
+
+BUG_DOCUMENTS = (
+    "bug: a summary .json document that is not valid JSON (cut short, or not UTF-8) fails "
+    "the whole build in read_json (format 'auto' cannot ignore errors) instead of going "
+    "to rejected_lines"
+)
+
+
+class TestBrokenSummaryDocuments:
+    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
+    def test_build_succeeds_with_a_warning(self, broken_docs: BrokenDocs) -> None:
+        assert broken_docs.proc.returncode == 0, dbt_output(broken_docs.proc)
+        assert summary_counts(broken_docs.proc)["WARN"] == 1
+
+    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
+    def test_cut_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
+        path = str(broken_docs.project.output_dir / "scil-summary" / f"{SCIL_RUN}.json")
+        rows = broken_docs.project.query(
+            "select source_table, line, reason from rejected_lines where file = ?", [path]
+        )
+        assert len(rows) == 1
+        assert rows[0][:2] == ("scil_summary", 1)
+        assert "json" in rows[0][2].lower()
+
+    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
+    def test_non_utf8_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
+        path = str(broken_docs.project.output_dir / "acil-summary" / f"{ACIL_RUN}.json")
+        rows = broken_docs.project.query(
+            "select source_table, reason from rejected_lines where file = ?", [path]
+        )
+        assert len(rows) == 1
+        assert rows[0][0] == "acil_summary"
+        assert "utf-8" in rows[0][1].lower()
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason=BUG_DOCUMENTS + "; and an empty (0-byte) summary document is dropped silently, "
+        "with no rejected line",
+    )
+    def test_empty_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
+        path = str(broken_docs.project.output_dir / "scil-summary" / "20260309T100000.json")
+        rows = broken_docs.project.query(
+            "select source_table from rejected_lines where file = ?", [path]
+        )
+        assert rows == [("scil_summary",)]
+
+    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
+    def test_good_documents_are_still_imported(self, broken_docs: BrokenDocs) -> None:
+        assert broken_docs.project.query("select test_run_id from acil_summary") == [
+            (ACIL_FAILED_RUN,)
+        ]
+
+
+# =========================================================================== duplicate lines
+
+
+@dataclass
+class Duplicates:
+    project: DbtProject
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="class")
+def duplicates(tmp_path_factory: pytest.TempPathFactory) -> Duplicates:
+    """Lines written twice in one run's file (a retried runner, a re-captured file)."""
+    project = make_project(tmp_path_factory, "duplicates")
+    copy_fixture(project, "golden")
+    a = f"runs/{RUN_A}"
+    append_lines(
+        project,
+        f"{a}/test-config.jsonl",
+        [
+            config_line(
+                RUN_A, "greet", "retried", expect=[{"type": "result-contains", "value": "x"}]
+            ),
+            config_line(
+                RUN_A,
+                "greet",
+                "says hello",
+                model="opus",
+                prompt="Say hello to Ada, again",
+                skill_file="skills/greet/SKILL.md",
+                expect=[
+                    {"type": "skill-call", "value": True, "skill_file": "skills/greet/SKILL.md"},
+                    {"type": "result-contains", "value": "hello"},
+                ],
+            ),
+        ],
+    )
+    append_lines(
+        project,
+        f"{a}/test-run.jsonl",
+        [
+            # the runner retried a test: the later result is the execution
+            init_event(RUN_A, "greet", "retried"),
+            result_event(
+                RUN_A,
+                "greet",
+                "retried",
+                cost=0.5,
+                turns=1,
+                input_tokens=10,
+                output_tokens=1,
+                duration_ms=100,
+                result="First attempt.",
+            ),
+            result_event(
+                RUN_A,
+                "greet",
+                "retried",
+                cost=0.375,
+                turns=2,
+                input_tokens=20,
+                output_tokens=2,
+                duration_ms=200,
+                result="Second attempt.",
+            ),
+            # the crashed test was retried and answered: the real result wins
+            result_event(
+                RUN_A,
+                "greet",
+                "crashes runner",
+                cost=0.25,
+                turns=2,
+                input_tokens=25,
+                output_tokens=5,
+                duration_ms=700,
+                result="Hello everyone!",
+            ),
+            # a runner failure reported after a real result: the real result wins
+            infra_error_event(RUN_A, "greet", "has no results", "timeout after the result"),
+        ],
+    )
+    append_lines(
+        project,
+        f"{a}/output-files.jsonl",
+        [
+            output_file_line(RUN_A, "greet", "says hello", "greeting.txt", "hello again, Ada\n"),
+        ],
+    )
+    append_lines(project, f"runs/{SCIL_RUN}/scil-iteration.jsonl", [
+        {"test_run_id": SCIL_RUN, "eval": "greet", "skill_file": "skills/greet/SKILL.md",
+         "iteration": 2, "phase": "explore", "description": "Use when greeting someone.",
+         "train_accuracy": 0.5, "test_accuracy": 0.5, "train_results": [], "test_results": []},
+    ])  # fmt: skip
+    return Duplicates(project, project.build())
+
+
+BUG_LATER_LINE = (
+    "bug: 'the later line wins' (test_config, test_run, output_files, scil/acil_iteration "
+    "qualify ... order by _sw_line desc) does not hold when the file has no bad line: the fast "
+    "read path leaves _sw_line NULL, so the md5 tie-breaker picks the row"
+)
+
+
+class TestDuplicateLines:
+    def test_no_duplicates(self, duplicates: Duplicates) -> None:
+        assert summary_counts(duplicates.proc)["ERROR"] == 0
+        assert_no_duplicates(duplicates.project)
+
+    def test_a_real_result_wins_over_an_infrastructure_error(self, duplicates: Duplicates) -> None:
+        rows = duplicates.project.query(
+            "select test_case, is_infrastructure_error, result from test_run "
+            "where test_case in ('greet-crashes-runner', 'greet-has-no-results') order by 1"
+        )
+        assert rows == [
+            ("greet-crashes-runner", False, "Hello everyone!"),
+            ("greet-has-no-results", False, "hi"),
+        ]
+        summary = duplicates.project.query(
+            "select total_tests, infrastructure_errors from test_run_summaries where eval = 'greet'"
+        )
+        assert summary == [(6, 0)]  # 4 answered + the retried crash + "retried"
+
+    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
+    def test_later_config_line_wins(self, duplicates: Duplicates) -> None:
+        rows = duplicates.project.query(
+            "select prompt, model from test_config where test_case = 'greet-says-hello'"
+        )
+        assert rows == [("Say hello to Ada, again", "opus")]
+
+    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
+    def test_later_result_event_wins(self, duplicates: Duplicates) -> None:
+        rows = duplicates.project.query(
+            "select result, total_cost_usd from test_run where test_case = 'greet-retried'"
+        )
+        assert rows == [("Second attempt.", 0.375)]
+
+    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
+    def test_later_output_file_line_wins(self, duplicates: Duplicates) -> None:
+        rows = duplicates.project.query(
+            "select file_content from output_files where file_path = 'greeting.txt'"
+        )
+        assert rows == [("hello again, Ada\n",)]
+
+    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
+    def test_later_iteration_line_wins(self, duplicates: Duplicates) -> None:
+        rows = duplicates.project.query(
+            "select description from scil_iteration where iteration = 2"
+        )
+        assert rows == [("Use when greeting someone.",)]
