@@ -70,7 +70,7 @@ def test_first_build_passes_every_data_test_without_warnings(
 
 
 def test_test_run_keeps_one_result_event_per_execution(gp: DbtProject) -> None:
-    # 19 stream lines: 7 are `result` events (6 answers + 1 runner failure).
+    # 20 stream lines: 7 are `result` events (6 answers + 1 runner failure).
     rows = gp.query(
         "select test_case, is_infrastructure_error, status, error from test_run order by test_case"
     )
