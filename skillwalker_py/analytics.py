@@ -3,11 +3,13 @@ comparison, trigger metrics and improvement-loop health.
 
 Like :mod:`skillwalker_py.queries`, every function selects from a view that the
 dbt project defines (see ``docs/analytics.md``); none repeats a view's SQL.
-The one query that has no view is the comparison of two runs chosen by the
-caller (:func:`query_run_comparison`): it joins the ``test_run_status`` view
-of the two runs and classifies each test with the ``run_status_changes`` seed,
-the same seed the ``run_comparison`` view uses, so both always agree on what
-"regressed" or "fixed" means. Its SQL is :data:`COMPARE_RUNS_SQL`.
+The comparison of two runs chosen by the caller (:func:`query_run_comparison`)
+has no view but two DuckDB table macros that the dbt build creates in the
+database, ``compare_runs(base_run_id, head_run_id)`` and
+``compare_runs_summary(base_run_id, head_run_id)``: their bodies are the same
+dbt macros as the ``run_comparison`` and ``run_comparison_summaries`` views
+(``macros/marts/run_pair_comparison*.sql``), so both always agree on what
+"regressed" or "fixed" means.
 
 Missing data behaves as in :mod:`~skillwalker_py.queries`: before the first
 build, list queries return ``[]`` and queries about one run raise
@@ -26,8 +28,6 @@ from skillwalker_py.queries import NotFoundError, query_sql
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
-    "COMPARE_RUNS_SQL",
-    "COMPARE_RUNS_SUMMARY_SQL",
     "LoopType",
     "RunComparison",
     "query_flaky_tests",
@@ -56,99 +56,12 @@ class RunComparison(TypedDict):
     tests: list[Row]
 
 
-_COMPARED_CTE = """
-with pair as (
-    select cast(? as VARCHAR) as base_run_id, cast(? as VARCHAR) as head_run_id
-),
--- only the evals both runs executed: a test of an eval the head run did not run
--- has not disappeared (the run_comparison view pairs runs per eval the same way)
-evals as (
-    select s.eval from test_run_status as s, pair as p where s.test_run_id = p.head_run_id
-    intersect
-    select s.eval from test_run_status as s, pair as p where s.test_run_id = p.base_run_id
-),
-head as (
-    select s.* from test_run_status as s, pair as p
-    where s.test_run_id = p.head_run_id and s.eval in (select eval from evals)
-),
-base as (
-    select s.* from test_run_status as s, pair as p
-    where s.test_run_id = p.base_run_id and s.eval in (select eval from evals)
-),
-compared as (
-    select
-        p.head_run_id as test_run_id,
-        p.base_run_id,
-        coalesce(h.eval, b.eval) as eval,
-        coalesce(h.test_case, b.test_case) as test_case,
-        coalesce(h.test_name, b.test_name) as test_name,
-        coalesce(b.status, 'absent') as base_status,
-        coalesce(h.status, 'absent') as head_status,
-        c.change,
-        coalesce(h.config_fingerprint <> b.config_fingerprint, false) as config_changed,
-        h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
-        (h.input_tokens + h.output_tokens) - (b.input_tokens + b.output_tokens) as tokens_delta,
-        h.duration_ms - b.duration_ms as duration_delta_ms
-    from head as h
-    full outer join base as b
-        on b.eval = h.eval and b.test_case = h.test_case
-    cross join pair as p
-    inner join run_status_changes as c
-        on c.base_status = coalesce(b.status, 'absent')
-       and c.head_status = coalesce(h.status, 'absent')
+# Order of the per-test rows of a comparison: by eval, the changes that need a
+# look first, then by test name.
+_TEST_ORDER = (
+    "eval, case change when 'regressed' then 0 when 'fixed' then 1 when 'new' then 2 "
+    "when 'disappeared' then 3 when 'unknown' then 4 else 5 end, test_name"
 )
-"""
-
-COMPARE_RUNS_SQL = (
-    _COMPARED_CTE
-    + """select * from compared
-order by eval, case change when 'regressed' then 0 when 'fixed' then 1 when 'new' then 2
-         when 'disappeared' then 3 when 'unknown' then 4 else 5 end, test_name
-"""
-)
-"""Per-test comparison of any two runs; parameters: base run ID, head run ID.
-
-The same columns as the ``run_comparison`` view, over ``test_run_status``.
-"""
-
-COMPARE_RUNS_SUMMARY_SQL = (
-    _COMPARED_CTE
-    + """, changes as (
-    select
-        test_run_id,
-        base_run_id,
-        eval,
-        count(*) as tests_compared,
-        count(*) filter (where change = 'regressed') as regressed,
-        count(*) filter (where change = 'fixed') as fixed,
-        count(*) filter (where change = 'new') as new,
-        count(*) filter (where change = 'disappeared') as disappeared,
-        count(*) filter (where change = 'unchanged') as unchanged,
-        count(*) filter (where change = 'unknown') as unknown,
-        count(*) filter (where config_changed) as config_changed
-    from compared
-    group by test_run_id, base_run_id, eval
-)
-select
-    c.*,
-    h.infrastructure_errors,
-    b.pass_rate as base_pass_rate,
-    h.pass_rate as head_pass_rate,
-    h.pass_rate - b.pass_rate as pass_rate_delta,
-    b.total_cost_usd as base_cost_usd,
-    h.total_cost_usd as head_cost_usd,
-    h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
-    h.input_tokens - b.input_tokens as input_tokens_delta,
-    h.output_tokens - b.output_tokens as output_tokens_delta,
-    h.duration_ms - b.duration_ms as duration_delta_ms
-from changes as c
-inner join test_run_summaries as h on h.test_run_id = c.test_run_id and h.eval = c.eval
-inner join test_run_summaries as b on b.test_run_id = c.base_run_id and b.eval = c.eval
-order by c.eval
-"""
-)
-"""Per-eval summary of the comparison of any two runs (the ``run_comparison_summaries``
-columns); parameters: base run ID, head run ID."""
 
 
 def query_test_history(
@@ -186,8 +99,9 @@ def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str)
 
     Only the evals that both runs executed are compared (as in the
     ``run_comparison`` view, where the base run is the previous run *of the
-    same eval*); the SQL is :data:`COMPARE_RUNS_SQL` and
-    :data:`COMPARE_RUNS_SUMMARY_SQL`.
+    same eval*). The rows come from the table macros ``compare_runs`` and
+    ``compare_runs_summary`` that the build creates in the database (the run
+    IDs, validated, are passed as prepared parameters).
 
     Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
     ID and :class:`~skillwalker_py.queries.NotFoundError` ("Test run not found:
@@ -209,8 +123,12 @@ def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str)
     return {
         "base_run_id": base,
         "head_run_id": head,
-        "summary": query_sql(data_dir, COMPARE_RUNS_SUMMARY_SQL, [base, head]),
-        "tests": query_sql(data_dir, COMPARE_RUNS_SQL, [base, head]),
+        "summary": query_sql(
+            data_dir, "select * from compare_runs_summary(?, ?) order by eval", [base, head]
+        ),
+        "tests": query_sql(
+            data_dir, f"select * from compare_runs(?, ?) order by {_TEST_ORDER}", [base, head]
+        ),
     }
 
 
@@ -233,9 +151,7 @@ def query_previous_run_comparison(data_dir: PathLike, test_run_id: str) -> RunCo
     )
     tests = query_sql(
         data_dir,
-        "select * from run_comparison where test_run_id = ? order by eval, "
-        "case change when 'regressed' then 0 when 'fixed' then 1 when 'new' then 2 "
-        "when 'disappeared' then 3 when 'unknown' then 4 else 5 end, test_name",
+        f"select * from run_comparison where test_run_id = ? order by {_TEST_ORDER}",
         [run_id],
     )
     bases = {r["base_run_id"] for r in summary}

@@ -641,7 +641,34 @@ def test_loop_without_summary_and_test_tie(built: DbtProject) -> None:
         analytics.query_loop_iterations(built.data_dir, R8, "acil")
 
 
-def test_docs_show_the_comparison_sql() -> None:
+def test_docs_show_how_to_compare_two_runs_from_sql(built: DbtProject) -> None:
+    """docs/analytics.md calls the compare_runs table macro; the call works on a built project."""
     docs = (Path(__file__).parents[2] / "docs" / "analytics.md").read_text(encoding="utf-8")
-    block = docs.split("<!-- COMPARE_RUNS_SQL:")[1].split("```sql\n", 1)[1].split("```", 1)[0]
-    assert block.strip() == analytics.COMPARE_RUNS_SQL.strip()
+    block = docs.split("<!-- compare_runs:")[1].split("```sql\n", 1)[1].split("```", 1)[0]
+    assert "from compare_runs('20260301T090000', '20260306T120500')" in block
+    # the documented query, on this project's runs: R1 is the previous run of each of R2's evals
+    sql = block.replace("20260301T090000", R1).replace("20260306T120500", R2).strip().rstrip(";")
+    changed = rows(built, sql)
+    assert {(r["eval"], r["test_name"]): r["change"] for r in changed} == {
+        (r["eval"], r["test_name"]): r["change"]
+        for r in rows(
+            built,
+            "select * from run_comparison where test_run_id = ? and change <> 'unchanged'",
+            R2,
+        )
+    }
+    assert ("compare", "regressed", "pass", "fail", "regressed") in {
+        tuple(r.values()) for r in changed
+    }
+    # prepared parameters: both table macros give the views' rows for consecutive runs (float
+    # totals compared approximately: a DOUBLE sum may differ in its last bit from query to query)
+    for macro, view, key in (
+        ("compare_runs", "run_comparison", "test_case"),
+        ("compare_runs_summary", "run_comparison_summaries", "eval"),
+    ):
+        adhoc = {r[key]: r for r in rows(built, f"select * from {macro}(?, ?)", R1, R2)}
+        found = rows(built, f"select * from {view} where test_run_id = ?", R2)
+        expected = {r[key]: r for r in found}
+        assert adhoc and adhoc.keys() == expected.keys()
+        for k, row in adhoc.items():
+            assert list(row) == list(expected[k]) and row == pytest.approx(expected[k])
