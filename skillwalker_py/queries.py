@@ -217,12 +217,15 @@ def _loop_details(data_dir: str | os.PathLike[str], test_run_id: str, kind: str)
         con.close()
     if not rows:
         raise NotFoundError(f"{label} run not found: {run_id}")
+    entity = "skill_file" if kind == "scil" else "agent_file"
     summary = {k: v for k, v in rows[0].items() if k in _SUMMARY_COLUMNS}
-    iterations = [
-        {k: v for k, v in r.items() if k not in _SUMMARY_COLUMNS or k == "test_run_id"}
-        for r in rows
-        if r.get("iteration") is not None
-    ]
+    iterations = []
+    for r in rows:
+        if r.get("iteration") is None:
+            continue
+        it = {k: v for k, v in r.items() if k not in _SUMMARY_COLUMNS or k == "test_run_id"}
+        it[entity] = it.pop(f"iteration_{entity}")
+        iterations.append(it)
     return {"summary": summary, "iterations": iterations}
 
 

@@ -1,5 +1,9 @@
 {% macro loop_run_details(kind) -%}
-{#- The summary of each loop run beside each of its iterations (one row with NULL iteration columns when it has none). -#}
+{#-
+  The summary of each loop run beside every iteration of that run (an ACIL run
+  may improve several agents: iteration_agent_file says which), or one row with
+  NULL iteration columns when the run has no iterations.
+-#}
 {%- set entity = 'skill_file' if kind == 'scil' else 'agent_file' -%}
 select
     s.test_run_id,
@@ -16,6 +20,7 @@ select
     s.status,
     s.started_at,
     s.finished_at,
+    i.{{ entity }} as iteration_{{ entity }},
     i.iteration,
     i.phase,
     i.description,
@@ -25,5 +30,5 @@ select
     i.test_results
 from {{ ref(kind ~ '_summary') }} as s
 left join {{ ref(kind ~ '_iteration') }} as i
-    on i.test_run_id = s.test_run_id and i.{{ entity }} is not distinct from s.{{ entity }}
+    on i.test_run_id = s.test_run_id
 {%- endmacro %}

@@ -13,7 +13,9 @@
     4. sw_commit moves the files into place and replaces the state file
        atomically, then deletes files no snapshot needs any more;
     5. (re)creates the relation as a view over the exact list of live files.
-  Config: source_table (the output source's table it imports).
+  Config: source_table (the output source's table it imports); unique_key (the
+  columns of one row: a file in which a key repeats is read with line numbers so
+  that the model's "later line wins" ordering on _sw_line holds).
 -#}
 {% materialization sw_storage, adapter='duckdb' %}
   {%- set source_table = config.require('source_table') -%}
@@ -41,9 +43,28 @@
     {%- set batch = sw_batch() -%}
     {%- call statement('sw_read_fast') -%}
       create or replace temp table _sw_in as
-      {{ sw_read_source(src, plan.read_files, 'fast', plan.per_run_units) }}
+      {{ sw_read_source(src, [] if src.meta.get('document_dir') else plan.read_files, 'fast', plan.per_run_units) }}
     {%- endcall -%}
-    {%- set flagged = run_query("select distinct _sw_file from _sw_in where _sw_reject is not null order by 1").columns[0].values() | list -%}
+    {#- Files read again line by line (sw_sanitize): those with a rejected line, those
+        where a unique_key repeats (the later line must win, and only the slow path
+        knows line numbers), and every summary document (DuckDB cannot skip a broken
+        document in a multi-line JSON format). -#}
+    {%- set unique_key = config.get('unique_key') or [] -%}
+    {%- set unique_key = [unique_key] if unique_key is string else unique_key -%}
+    {%- set flagged_sql -%}
+      select _sw_file from _sw_in where _sw_reject is not null
+      {%- if unique_key %}
+      union
+      select _sw_file from _sw_in where _sw_reject is null
+      group by _sw_file, {{ unique_key | join(', ') }} having count(*) > 1
+      {%- endif %}
+      {%- if src.meta.get('document_dir') %}
+      union
+      select unnest({{ sw_sql_list(plan.read_files | map(attribute='path') | list) if plan.read_files else '[]::VARCHAR[]' }})
+      {%- endif %}
+      order by 1
+    {%- endset -%}
+    {%- set flagged = run_query(flagged_sql).columns[0].values() | list -%}
     {%- set py_rejects = none -%}
     {%- if flagged -%}
       {%- set flagged_files = plan.read_files | selectattr('path', 'in', flagged) | list -%}

@@ -8,7 +8,8 @@ select
     count(*) filter (where not is_infrastructure_error and all_expectations_passed is null) as no_results,
     count(*) filter (where is_infrastructure_error) as infrastructure_errors,
     count(*) filter (where not is_infrastructure_error and is_error) as errored,
-    coalesce(sum(total_cost_usd) filter (where not is_infrastructure_error), 0) as total_cost_usd,
+    -- summed as DECIMAL: a parallel DOUBLE sum can differ in the last bit between queries
+    coalesce(sum(total_cost_usd::DECIMAL(38, 12)) filter (where not is_infrastructure_error), 0)::DOUBLE as total_cost_usd,
     coalesce(sum(input_tokens) filter (where not is_infrastructure_error), 0)::BIGINT as input_tokens,
     coalesce(sum(output_tokens) filter (where not is_infrastructure_error), 0)::BIGINT as output_tokens,
     coalesce(sum(duration_ms) filter (where not is_infrastructure_error), 0)::BIGINT as duration_ms,

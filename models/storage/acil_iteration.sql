@@ -1,4 +1,4 @@
-{{ config(source_table='acil_iteration') }}
+{{ config(source_table='acil_iteration', unique_key=['test_run_id', 'agent_file', 'iteration']) }}
 -- depends_on: {{ source('output', 'acil_iteration') }}
 select
     test_run_id,

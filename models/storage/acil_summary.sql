@@ -1,4 +1,4 @@
-{{ config(source_table='acil_summary') }}
+{{ config(source_table='acil_summary', unique_key=['test_run_id']) }}
 -- depends_on: {{ source('output', 'acil_summary') }}
 select
     test_run_id,

@@ -1,4 +1,4 @@
-{{ config(source_table='output_files') }}
+{{ config(source_table='output_files', unique_key=['test_run_id', 'test_case', 'file_path']) }}
 -- depends_on: {{ source('output', 'output_files') }}
 select
     test_run_id,

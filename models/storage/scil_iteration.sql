@@ -1,4 +1,4 @@
-{{ config(source_table='scil_iteration') }}
+{{ config(source_table='scil_iteration', unique_key=['test_run_id', 'skill_file', 'iteration']) }}
 -- depends_on: {{ source('output', 'scil_iteration') }}
 select
     test_run_id,

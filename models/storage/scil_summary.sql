@@ -1,4 +1,4 @@
-{{ config(source_table='scil_summary') }}
+{{ config(source_table='scil_summary', unique_key=['test_run_id']) }}
 -- depends_on: {{ source('output', 'scil_summary') }}
 select
     test_run_id,

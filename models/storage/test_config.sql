@@ -1,4 +1,4 @@
-{{ config(source_table='test_config') }}
+{{ config(source_table='test_config', unique_key=['test_run_id', 'test_case']) }}
 -- depends_on: {{ source('output', 'test_config') }}
 select
     test_run_id,

@@ -1,4 +1,4 @@
-{{ config(source_table='test_results') }}
+{{ config(source_table='test_results', unique_key=['test_run_id', 'test_case', 'expect_index', 'evaluated_at']) }}
 -- depends_on: {{ source('output', 'test_results') }}
 select
     test_run_id,

@@ -1,4 +1,4 @@
-{{ config(source_table='test_run') }}
+{{ config(source_table='test_run', unique_key=['test_run_id', 'test_case']) }}
 -- depends_on: {{ source('output', 'test_run') }}
 select
     test_run_id,

@@ -64,7 +64,9 @@ class DbtProject:
         return env
 
     def dbt_command(self, command: str, *args: str) -> list[str]:
-        return [str(DBT), command, "--project-dir", str(REPO), "--profiles-dir", str(REPO), *args]
+        """argv of a dbt command; ``command`` may hold a subcommand (``"docs generate"``)."""
+        flags = ["--project-dir", str(REPO), "--profiles-dir", str(REPO)]
+        return [str(DBT), *command.split(), *flags, *args]
 
     def dbt(self, command: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run a dbt command in a subprocess; fail the test with dbt's output if it fails."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .conftest import DBT, REPO, DbtProject
+from .conftest import REPO, DbtProject
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -60,22 +59,6 @@ def make_project(tmp_path_factory: pytest.TempPathFactory, name: str) -> DbtProj
 def copy_fixture(project: DbtProject, name: str) -> None:
     """Copy ``fixtures/<name>/`` into the project's output directory (merging)."""
     shutil.copytree(FIXTURES / name, project.output_dir, dirs_exist_ok=True)
-
-
-def dbt_subcommand(project: DbtProject, *command: str) -> subprocess.CompletedProcess[str]:
-    """Run a dbt command with a sub-command (``docs generate``) the way ``project.dbt`` runs one.
-
-    ``DbtProject.dbt("docs", "generate")`` puts ``--project-dir`` between
-    ``docs`` and ``generate``, which dbt's command line rejects; this puts
-    the options after the whole command. Fails the test if dbt fails.
-    """
-    args = [str(DBT), *command, "--project-dir", str(REPO), "--profiles-dir", str(REPO)]
-    proc = subprocess.run(
-        args, env=project.env(), cwd=project.root, capture_output=True, text=True, timeout=600
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"dbt {' '.join(command)} failed ({proc.returncode}):\n{dbt_output(proc)}")
-    return proc
 
 
 def dbt_output(proc: Any) -> str:

@@ -1080,20 +1080,11 @@ def broken_docs(tmp_path_factory: pytest.TempPathFactory) -> BrokenDocs:
     return BrokenDocs(project, project.build(check=False))
 
 
-BUG_DOCUMENTS = (
-    "bug: a summary .json document that is not valid JSON (cut short, or not UTF-8) fails "
-    "the whole build in read_json (format 'auto' cannot ignore errors) instead of going "
-    "to rejected_lines"
-)
-
-
 class TestBrokenSummaryDocuments:
-    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
     def test_build_succeeds_with_a_warning(self, broken_docs: BrokenDocs) -> None:
         assert broken_docs.proc.returncode == 0, dbt_output(broken_docs.proc)
         assert summary_counts(broken_docs.proc)["WARN"] == 1
 
-    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
     def test_cut_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
         path = str(broken_docs.project.output_dir / "scil-summary" / f"{SCIL_RUN}.json")
         rows = broken_docs.project.query(
@@ -1103,7 +1094,6 @@ class TestBrokenSummaryDocuments:
         assert rows[0][:2] == ("scil_summary", 1)
         assert "json" in rows[0][2].lower()
 
-    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
     def test_non_utf8_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
         path = str(broken_docs.project.output_dir / "acil-summary" / f"{ACIL_RUN}.json")
         rows = broken_docs.project.query(
@@ -1113,11 +1103,6 @@ class TestBrokenSummaryDocuments:
         assert rows[0][0] == "acil_summary"
         assert "utf-8" in rows[0][1].lower()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=BUG_DOCUMENTS + "; and an empty (0-byte) summary document is dropped silently, "
-        "with no rejected line",
-    )
     def test_empty_document_is_rejected(self, broken_docs: BrokenDocs) -> None:
         path = str(broken_docs.project.output_dir / "scil-summary" / "20260309T100000.json")
         rows = broken_docs.project.query(
@@ -1125,7 +1110,6 @@ class TestBrokenSummaryDocuments:
         )
         assert rows == [("scil_summary",)]
 
-    @pytest.mark.xfail(strict=True, reason=BUG_DOCUMENTS)
     def test_good_documents_are_still_imported(self, broken_docs: BrokenDocs) -> None:
         assert broken_docs.project.query("select test_run_id from acil_summary") == [
             (ACIL_FAILED_RUN,)
@@ -1227,13 +1211,6 @@ def duplicates(tmp_path_factory: pytest.TempPathFactory) -> Duplicates:
     return Duplicates(project, project.build())
 
 
-BUG_LATER_LINE = (
-    "bug: 'the later line wins' (test_config, test_run, output_files, scil/acil_iteration "
-    "qualify ... order by _sw_line desc) does not hold when the file has no bad line: the fast "
-    "read path leaves _sw_line NULL, so the md5 tie-breaker picks the row"
-)
-
-
 class TestDuplicateLines:
     def test_no_duplicates(self, duplicates: Duplicates) -> None:
         assert summary_counts(duplicates.proc)["ERROR"] == 0
@@ -1253,28 +1230,24 @@ class TestDuplicateLines:
         )
         assert summary == [(6, 0)]  # 4 answered + the retried crash + "retried"
 
-    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
     def test_later_config_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
             "select prompt, model from test_config where test_case = 'greet-says-hello'"
         )
         assert rows == [("Say hello to Ada, again", "opus")]
 
-    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
     def test_later_result_event_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
             "select result, total_cost_usd from test_run where test_case = 'greet-retried'"
         )
         assert rows == [("Second attempt.", 0.375)]
 
-    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
     def test_later_output_file_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
             "select file_content from output_files where file_path = 'greeting.txt'"
         )
         assert rows == [("hello again, Ada\n",)]
 
-    @pytest.mark.xfail(strict=True, reason=BUG_LATER_LINE)
     def test_later_iteration_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
             "select description from scil_iteration where iteration = 2"

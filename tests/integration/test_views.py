@@ -24,7 +24,6 @@ from .scenarios import (
     config_line,
     copy_fixture,
     dbt_output,
-    dbt_subcommand,
     make_project,
     result_event,
     result_line,
@@ -387,9 +386,10 @@ def test_acil_run_details(gp: DbtProject) -> None:
     rows = gp.query_dicts(
         """
         select agent_file, original_description, best_iteration, holdout, best_test_accuracy,
-               model, status, iteration, phase, description, train_accuracy, test_accuracy
-        from acil_run_details where test_run_id = ? and agent_file = 'agents/explorer.md'
-        order by iteration
+               model, status, iteration_agent_file, iteration, phase, description,
+               train_accuracy, test_accuracy
+        from acil_run_details where test_run_id = ?
+        order by iteration_agent_file, iteration
         """,
         [ACIL_RUN],
     )
@@ -398,12 +398,18 @@ def test_acil_run_details(gp: DbtProject) -> None:
         "best_iteration": 2, "holdout": 0.0, "best_test_accuracy": None, "model": "opus",
         "status": "completed",
     }  # fmt: skip
+    # the run's summary (about the explorer) beside every iteration of the run,
+    # the planner's included: one ACIL run may improve several agents
+    explorer = {**common, "iteration_agent_file": "agents/explorer.md"}
     assert rows == [
-        {**common, "iteration": 1, "phase": "explore", "description": "Explores code.",
+        {**explorer, "iteration": 1, "phase": "explore", "description": "Explores code.",
          "train_accuracy": 0.5, "test_accuracy": None},
-        {**common, "iteration": 2, "phase": "converge",
+        {**explorer, "iteration": 2, "phase": "converge",
          "description": "Use for multi-file code searches only.",
          "train_accuracy": 1.0, "test_accuracy": None},
+        {**common, "iteration_agent_file": "agents/planner.md", "iteration": 1,
+         "phase": "explore", "description": "Plans work.", "train_accuracy": 0.0,
+         "test_accuracy": None},
     ]  # fmt: skip
 
 
@@ -430,8 +436,7 @@ def test_acil_run_details_of_a_run_without_iterations(gp: DbtProject) -> None:
 
 
 def test_docs_generate_describes_every_view(gp: DbtProject) -> None:
-    # DbtProject.dbt("docs", "generate") cannot be used: see dbt_subcommand
-    dbt_subcommand(gp, "docs", "generate")
+    gp.dbt("docs generate")
     target = gp.root / "target"
     assert (target / "index.html").is_file()
     catalog = json.loads((target / "catalog.json").read_text(encoding="utf-8"))
