@@ -8,14 +8,14 @@ Enabled in ``profiles.yml``::
 It registers scalar DuckDB functions that take and return JSON text, each a
 thin wrapper over :mod:`skillwalker_py.storage`:
 
-==================  ==========================================================
-``sw_plan``         which import units of a table to read in this build
-``sw_sanitize``     split flagged files into clean lines and rejected lines
-``sw_commit``       move staged Parquet into place, write the state, clean up
-``sw_live_files``   the Parquet files a table's view reads
-``sw_lock``         hold the data directory's build lock
-``sw_publish``      copy the build database to the readers' path atomically
-==================  ==========================================================
+- ``sw_plan``: which import units of a table to read in this build;
+- ``sw_sanitize``: split flagged files into clean lines and rejected lines;
+- ``sw_commit``: move staged Parquet into place, write the state, clean up;
+- ``sw_live_files``: the Parquet files a table's view reads;
+- ``sw_lock``: hold the data directory's build lock;
+- ``sw_publish``: copy the build database to the readers' path atomically;
+- ``sw_test_scope``, ``sw_record_tests_passed``, ``sw_forget_tests_passed``:
+  whether this build's data tests check every run or only the imported ones.
 
 DuckDB's SQL has no way to rename or delete files, hence the plugin.
 """
@@ -46,6 +46,9 @@ FUNCTIONS: dict[str, Callable[[str], str]] = {
     "sw_live_files": _json_udf(storage.live_files),
     "sw_lock": _json_udf(storage.acquire_build_lock),
     "sw_publish": _json_udf(storage.publish),
+    "sw_test_scope": _json_udf(storage.test_scope),
+    "sw_record_tests_passed": _json_udf(storage.record_tests_passed),
+    "sw_forget_tests_passed": _json_udf(storage.forget_tests_passed),
 }
 
 

@@ -56,11 +56,14 @@ __all__ = [
     "StorageError",
     "acquire_build_lock",
     "commit",
+    "forget_tests_passed",
     "live_files",
     "plan",
     "publish",
     "published_database",
+    "record_tests_passed",
     "sanitize",
+    "test_scope",
 ]
 
 
@@ -463,7 +466,9 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
     _atomic_write_text(_state_path(data_dir, table), json.dumps(new_state, indent=1))
     shutil.rmtree(staging, ignore_errors=True)
     _collect_garbage(data_dir, table, keep=_live(new_state) | _live(old_state))
-    return live_files({"data_dir": str(data_dir), "table": table})
+    result = live_files({"data_dir": str(data_dir), "table": table})
+    result["imported_runs"] = sorted({f["run"] for u in new_units.values() for f in u["files"]})
+    return result
 
 
 def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
@@ -504,6 +509,62 @@ def live_files(args: dict[str, Any]) -> dict[str, Any]:
         "schema": str(schema),
         "schema_exists": schema.is_file(),
     }
+
+
+# --------------------------------------------------------------------------- data-test scope
+
+TEST_STATE = "tests.json"
+
+
+def test_scope(args: dict[str, Any]) -> dict[str, Any]:
+    """Decide whether this build's data tests check every run or only the imported ones.
+
+    ``args``: ``data_dir``, ``project_dir``, ``force_full`` (bool). Tests check
+    everything when forced, when there is no record of a previous build whose
+    tests all passed, or when the project's SQL, YAML or seeds changed since
+    that build (see :func:`project_fingerprint`).
+    """
+    path = Path(args["data_dir"]) / "_state" / TEST_STATE
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
+    except (FileNotFoundError, ValueError, AttributeError):
+        previous = None
+    fingerprint = project_fingerprint(Path(args["project_dir"]))
+    full = bool(args.get("force_full")) or previous != fingerprint
+    return {"full": full, "fingerprint": fingerprint}
+
+
+def project_fingerprint(project_dir: Path) -> str:
+    """sha256 over the dbt project's own files (models, macros, seeds, tests, dbt_project.yml)."""
+    digest = hashlib.sha256()
+    files = [project_dir / "dbt_project.yml"]
+    for folder in ("models", "macros", "seeds", "tests"):
+        files.extend(
+            p for p in (project_dir / folder).rglob("*")
+            if p.is_file() and p.suffix in {".sql", ".yml", ".yaml", ".csv", ".md"}
+        )
+    for path in sorted(files):
+        digest.update(path.relative_to(project_dir).as_posix().encode())
+        digest.update(b"\0")
+        with contextlib.suppress(FileNotFoundError):
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def record_tests_passed(args: dict[str, Any]) -> str:
+    """Record that every data test passed on a build of the project with ``fingerprint``."""
+    path = Path(args["data_dir"]) / "_state" / TEST_STATE
+    _atomic_write_text(path, json.dumps({"fingerprint": args["fingerprint"]}) + "\n")
+    return "recorded"
+
+
+def forget_tests_passed(args: dict[str, Any]) -> str:
+    """After a failed data test: the next build checks every run again."""
+    path = Path(args["data_dir"]) / "_state" / TEST_STATE
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return "forgotten"
 
 
 # --------------------------------------------------------------------------- lock and publish

@@ -112,6 +112,12 @@
     {%- set plan_commit = plan.copy() -%}
     {%- do plan_commit.update({'data_dir': data_dir, 'schema_hash': schema_hash}) -%}
     {%- set live = sw_call('sw_commit', plan_commit) -%}
+    {%- if live.imported_runs -%}
+      {#- the runs this build's data tests look at (see sw_test_scope_filter) -#}
+      {%- do run_query("create table if not exists main._sw_build_runs (table_name VARCHAR, test_run_id VARCHAR); "
+                       ~ "insert into main._sw_build_runs select " ~ sw_sql_string(table) ~ ", unnest("
+                       ~ sw_sql_list(live.imported_runs) ~ ")") -%}
+    {%- endif -%}
     {%- do run_query('drop table if exists _sw_in; drop table if exists ' ~ batch) -%}
   {%- endif -%}
 

@@ -6,7 +6,7 @@
 -#}
 {%- set orphans_sql -%}
 select child.*
-from {{ model }} as child
+from (select * from {{ model }}) as child
 where not exists (
     select 1 from {{ to }} as parent
     where {% for c in columns %}parent.{{ c }} = child.{{ c }}{{ ' and ' if not loop.last }}{% endfor %}
