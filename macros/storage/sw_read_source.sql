@@ -14,6 +14,7 @@
 {%- set cols = src.columns.values() | list -%}
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set keep = src.meta.get('keep') -%}
+{%- set keep_columns = src.meta.get('keep_columns') or [] -%}
 with _sw_files(_sw_file, _sw_unit, _sw_dir_run) as (
   {%- if files %}
   values {% for f in files %}({{ sw_sql_string(f.path) }}, {{ sw_sql_string(f.key) }}, {{ sw_sql_string(f.run_from_path) if f.run_from_path else 'NULL::VARCHAR' }}){{ ',' if not loop.last }}{% endfor %}
@@ -49,28 +50,53 @@ _sw_raw as (
   )
   {%- endif %}
 ),
-_sw_typed as (
-  select r._sw_file, r._sw_line, r._sw_text, r._sw_unparsed, f._sw_unit, f._sw_dir_run
-    {%- for c in cols %},
-    {{ sw_from_json('r."_raw_' ~ c.name ~ '"', c.data_type) }} as "{{ c.name }}",
-    r."_raw_{{ c.name }}"
+-- first the checks every line gets (and the row filter), on the few columns they need,
+-- so that the other columns are converted, and the file list joined, only for the rows
+-- that are kept (a run directory mismatch is checked on those)
+_sw_core as (
+  select r.*,
+    {{ sw_from_json('r."_raw_test_run_id"', 'VARCHAR') }} as _sw_run_id
+    {%- for k in keep_columns %},
+    {{ sw_from_json('r."_raw_' ~ k ~ '"', (src.columns[k].data_type if k in src.columns else 'JSON')) }} as "{{ k }}"
     {%- endfor %}
-  from _sw_raw r join _sw_files f on f._sw_file = r._sw_file
+  from _sw_raw r
+),
+_sw_core_checked as (
+  select c.* {%- if keep_columns %} exclude ({% for k in keep_columns %}"{{ k }}"{{ ', ' if not loop.last }}{% endfor %}){% endif %},
+    f._sw_unit, f._sw_dir_run,
+    case
+      when c._sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
+      when not {{ sw_json_present('c."_raw_test_run_id"') }} then 'missing required field "test_run_id"'
+      when c._sw_run_id is null then 'field "test_run_id" is not a string'
+      when not regexp_full_match(c._sw_run_id, '[0-9]{8}T[0-9]{6}')
+        then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (expected YYYYMMDDTHHMMSS)'
+      when f._sw_dir_run is not null and c._sw_run_id <> f._sw_dir_run
+        then 'test_run_id ' || c._sw_run_id || ' does not match the file''s run ' || f._sw_dir_run
+    end as _sw_core_reject,
+    {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep
+  from (
+    select * from _sw_core
+    where _sw_unparsed
+       or not {{ sw_json_present('"_raw_test_run_id"') }}
+       or _sw_run_id is null
+       or not regexp_full_match(_sw_run_id, '[0-9]{8}T[0-9]{6}')
+       or {% if keep %}coalesce(({{ keep }}), false){% else %}true{% endif %}
+  ) as c
+  join _sw_files f on f._sw_file = c._sw_file
+),
+_sw_typed as (
+  select _sw_file, _sw_line, _sw_text, _sw_unparsed, _sw_unit, _sw_dir_run, _sw_core_reject, _sw_keep
+    {%- for c in cols %},
+    {{ sw_from_json('"_raw_' ~ c.name ~ '"', c.data_type) }} as "{{ c.name }}",
+    "_raw_{{ c.name }}"
+    {%- endfor %}
+  from _sw_core_checked
 ),
 _sw_checked as (
   select *,
-    {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep,
     case
-      when _sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
-      when not {{ sw_json_present('"_raw_test_run_id"') }} then 'missing required field "test_run_id"'
-      when test_run_id is null then 'field "test_run_id" is not a string'
-      when not regexp_full_match(test_run_id, '[0-9]{8}T[0-9]{6}')
-        then 'invalid test_run_id ' || left(test_run_id, 40) || ' (expected YYYYMMDDTHHMMSS)'
-      when _sw_dir_run is not null and test_run_id <> _sw_dir_run
-        then 'test_run_id ' || test_run_id || ' does not match the file''s run ' || _sw_dir_run
-      {%- if keep %}
-      when not coalesce(({{ keep }}), false) then NULL
-      {%- endif %}
+      when _sw_core_reject is not null then _sw_core_reject
+      when not _sw_keep then NULL
       {%- for c in cols if c.name != 'test_run_id' %}
       when {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} and "{{ c.name }}" is null
         then 'field "{{ c.name }}" is not {{ sw_type_label(c.data_type) }}'
