@@ -56,10 +56,27 @@ class Plugin(BasePlugin):
     """Registers the ``sw_*`` functions on every connection dbt opens."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
+        self.lock_timeout = float(plugin_config.get("lock_timeout_seconds", 30))
         # DuckDB creates the database file but not its folder.
         path = getattr(self.creds, "path", None)
+        self.db_path = None
         if path and path != ":memory:" and not str(path).startswith("md:"):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.db_path = Path(path)
+
+    def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
+        """Before DuckDB opens the build database: take its build lock.
+
+        A second build on the same database waits up to ``lock_timeout_seconds``
+        (plugin config, env SKILLWALKER_LOCK_TIMEOUT) and then stops with a
+        message naming the running build, instead of DuckDB's file-lock error.
+        """
+        if self.db_path is not None:
+            storage.acquire_lock(
+                self.db_path.with_name(self.db_path.name + ".lock"),
+                timeout=self.lock_timeout,
+                what=f"the build database {self.db_path}",
+            )
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes

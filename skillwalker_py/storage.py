@@ -28,8 +28,9 @@ are ignored.
 Every Parquet file is written under a new name and the state file is replaced
 atomically (``os.replace``) only after all of a table's new files are in
 place, so a build killed at any moment leaves the previous state and every
-file it names intact. Files that the new state no longer names are deleted
-one build later, so that readers of the previous snapshot keep working.
+file it names intact. A file is deleted only when neither the new state, the
+previous state, nor the last published snapshot names it, so that readers of
+the published database keep working however many builds fail in between.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,10 +97,20 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _fingerprint(path: Path) -> list[int] | None:
+    """[size, mtime_ns] of a source file; None when it does not exist.
+
+    Something that is there but cannot be read as a file (a directory, a
+    symlink loop) gets size -1: it is planned like a file, and sanitize reports
+    it as a rejected line instead of failing the table's import.
+    """
     try:
         st = path.stat()
     except FileNotFoundError:
-        return None
+        return None if not path.is_symlink() else [-1, 0]
+    except OSError:
+        return [-1, 0]
+    if not stat.S_ISREG(st.st_mode):
+        return [-1, st.st_mtime_ns]
     return [st.st_size, st.st_mtime_ns]
 
 
@@ -229,6 +241,7 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
             "unit": unit,
             "key": unit_key(unit),
             "run_from_path": unit if unit != LEGACY_UNIT else None,
+            "regular": current[unit][rel][0] >= 0,
         }
         for unit in imports
         for rel in current[unit]
@@ -315,6 +328,10 @@ def sanitize(args: dict[str, Any]) -> dict[str, Any]:
             path, unit = str(f["path"]), str(f["unit"])
             if kind == "document":
                 _sanitize_document(path, unit, clean, rejects)
+                continue
+            if not Path(path).is_file():
+                reason = "not a regular file (a directory, a broken or looping symlink)"
+                rejects.append(_reject(path, None, "", reason, unit))
                 continue
             for number, raw_bytes in _iter_lines(path):
                 body = raw_bytes.rstrip(b"\r\n")
@@ -465,7 +482,9 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
     _fsync_dir(table_dir) if table_dir.is_dir() else None
     _atomic_write_text(_state_path(data_dir, table), json.dumps(new_state, indent=1))
     shutil.rmtree(staging, ignore_errors=True)
-    _collect_garbage(data_dir, table, keep=_live(new_state) | _live(old_state))
+    _collect_garbage(
+        data_dir, table, keep=_live(new_state) | _live(old_state) | _published_files(data_dir)
+    )
     result = live_files({"data_dir": str(data_dir), "table": table})
     result["imported_runs"] = sorted({f["run"] for u in new_units.values() for f in u["files"]})
     return result
@@ -580,9 +599,14 @@ def acquire_build_lock(args: dict[str, Any]) -> str:
     operating system when the holding process exits, even on ``kill -9``.
     """
     data_dir = Path(args["data_dir"])
-    timeout = float(args.get("timeout", 0))
     data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / ".build.lock"
+    return acquire_lock(
+        data_dir / ".build.lock", timeout=float(args.get("timeout", 0)), what=str(data_dir)
+    )
+
+
+def acquire_lock(path: Path, *, timeout: float, what: str) -> str:
+    """Hold an exclusive ``flock`` on ``path`` until this process exits (see acquire_build_lock)."""
     key = str(path.resolve())
     if key in _LOCKS:
         return "held"
@@ -597,9 +621,9 @@ def acquire_build_lock(args: dict[str, Any]) -> str:
                 holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
                 os.close(fd)
                 raise StorageError(
-                    f"another skillwalker build is running on {data_dir} ({holder}); "
-                    f"waited {timeout:g} s. Run again when it has finished "
-                    "(raise the wait with --vars '{lock_timeout_seconds: 600}')"
+                    f"another skillwalker build is running on {what} ({holder}); "
+                    f"waited {timeout:g} s. Run again when it has finished, or wait longer "
+                    "(SKILLWALKER_LOCK_TIMEOUT=600, or --vars '{lock_timeout_seconds: 600}')"
                 ) from None
             time.sleep(0.2)
     os.ftruncate(fd, 0)
@@ -627,9 +651,26 @@ def publish(args: dict[str, Any]) -> str:
     os.replace(tmp, dst)
     _fsync_dir(dst.parent)
     if args.get("data_dir"):
-        pointer = Path(args["data_dir"]) / "_state" / PUBLISHED_POINTER
-        _atomic_write_text(pointer, json.dumps({"duckdb": str(dst.resolve())}) + "\n")
+        data_dir = Path(args["data_dir"])
+        # the files the published views read: kept by garbage collection until a
+        # later publish, however many builds fail or are killed before it
+        files: set[str] = set()
+        for state_file in sorted((data_dir / "_state").glob("*.json")):
+            if state_file.name not in (PUBLISHED_POINTER, TEST_STATE):
+                files |= _live(load_state(data_dir, state_file.stem))
+        pointer = data_dir / "_state" / PUBLISHED_POINTER
+        _atomic_write_text(
+            pointer, json.dumps({"duckdb": str(dst.resolve()), "files": sorted(files)}) + "\n"
+        )
     return str(dst)
+
+
+def _published_files(data_dir: Path) -> set[str]:
+    try:
+        pointer = json.loads((data_dir / "_state" / PUBLISHED_POINTER).read_text(encoding="utf-8"))
+        return {str(f) for f in pointer.get("files", [])}
+    except (FileNotFoundError, ValueError, AttributeError):
+        return set()
 
 
 def published_database(data_dir: str | os.PathLike[str]) -> Path | None:

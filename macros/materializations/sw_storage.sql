@@ -43,7 +43,7 @@
     {%- set batch = sw_batch() -%}
     {%- call statement('sw_read_fast') -%}
       create or replace temp table _sw_in as
-      {{ sw_read_source(src, [] if src.meta.get('document_dir') else plan.read_files, 'fast', plan.per_run_units) }}
+      {{ sw_read_source(src, [] if src.meta.get('document_dir') else (plan.read_files | selectattr('regular') | list), 'fast', plan.per_run_units) }}
     {%- endcall -%}
     {#- Files read again line by line (sw_sanitize): those with a rejected line, those
         where a unique_key repeats (the later line must win, and only the slow path
@@ -58,9 +58,10 @@
       select _sw_file from _sw_in where _sw_reject is null
       group by _sw_file, {{ unique_key | join(', ') }} having count(*) > 1
       {%- endif %}
-      {%- if src.meta.get('document_dir') %}
+      {%- set always_slow = plan.read_files if src.meta.get('document_dir') else (plan.read_files | rejectattr('regular') | list) %}
+      {%- if always_slow %}
       union
-      select unnest({{ sw_sql_list(plan.read_files | map(attribute='path') | list) if plan.read_files else '[]::VARCHAR[]' }})
+      select unnest({{ sw_sql_list(always_slow | map(attribute='path') | list) }})
       {%- endif %}
       order by 1
     {%- endset -%}

@@ -72,6 +72,13 @@ _sw_core_checked as (
         then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (expected YYYYMMDDTHHMMSS)'
       when f._sw_dir_run is not null and c._sw_run_id <> f._sw_dir_run
         then 'test_run_id ' || c._sw_run_id || ' does not match the file''s run ' || f._sw_dir_run
+      {%- for k in keep_columns %}
+      {%- if k in src.columns and (src.columns[k].meta or {}).get('required') %}
+      when not {{ sw_json_present('c."_raw_' ~ k ~ '"') }} then 'missing required field "{{ k }}"'
+      {%- endif %}
+      when {{ sw_json_present('c."_raw_' ~ k ~ '"') }} and c."{{ k }}" is null
+        then 'field "{{ k }}" is not {{ sw_type_label(src.columns[k].data_type if k in src.columns else 'JSON') }}'
+      {%- endfor %}
     end as _sw_core_reject,
     {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep
   from (
@@ -80,6 +87,10 @@ _sw_core_checked as (
        or not {{ sw_json_present('"_raw_test_run_id"') }}
        or _sw_run_id is null
        or not regexp_full_match(_sw_run_id, '[0-9]{8}T[0-9]{6}')
+       {%- for k in keep_columns %}
+       or not {{ sw_json_present('"_raw_' ~ k ~ '"') }}
+       or "{{ k }}" is null
+       {%- endfor %}
        or {% if keep %}coalesce(({{ keep }}), false){% else %}true{% endif %}
   ) as c
   join _sw_files f on f._sw_file = c._sw_file

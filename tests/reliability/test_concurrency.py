@@ -127,14 +127,6 @@ def test_two_builds_on_the_same_paths_corrupt_nothing(same_paths: SamePaths,
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the second build fails on DuckDB's own lock of the working database "
-    "('IO Error: Could not set lock on file .../.build/skillwalker.duckdb: Conflicting lock is "
-    "held in .../python3.11 (PID n)' followed by three Python tracebacks) before the "
-    "project's build lock is reached, so it neither waits (lock_timeout_seconds) nor says "
-    "that another skillwalker build is running",
-)
 def test_the_second_build_waits_or_says_another_build_is_running(same_paths: SamePaths) -> None:
     out = same_paths.second.output()
     if same_paths.second.proc.returncode == 0:

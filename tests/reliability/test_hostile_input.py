@@ -157,7 +157,8 @@ ODD_NAMES = ["x'y", 'say "hi"', "with space", "ünïcødé 日本", "semi;colon"
 
 def test_odd_run_directories_and_files_do_not_break_the_build(tmp_path: Path) -> None:
     """Odd directory names: their lines are rejected with their path, not lost. Symlinked run
-    directories and files are imported; dangling links, empty and stray files break nothing."""
+    directories and files are imported; a dangling link is reported; empty and stray files
+    break nothing."""
     project = Project(tmp_path / "project")
     out = project.output_dir
     write_run(out, RUN, RUN, ["a", "b"])
@@ -186,7 +187,12 @@ def test_odd_run_directories_and_files_do_not_break_the_build(tmp_path: Path) ->
         (RUN, "demo-a"), (RUN, "demo-b"), (OTHER_RUN, "demo-c"), (third, "demo-d")]
     assert project.query("select count(*) from test_config")[0][0] == 4
     rejected = project.query("select file, line, reason from rejected_lines")
-    assert sorted((f, n) for f, n, _r in rejected) == sorted((str(p), 1) for p in odd_files)
+    dangling = out / "runs" / fourth / "test-run.jsonl"
+    # a dangling link is reported (no line number), not silently skipped
+    assert sorted((f, n) for f, n, _r in rejected) == sorted(
+        [(str(p), 1) for p in odd_files] + [(str(dangling), None)])
+    (reason,) = [r for f, _n, r in rejected if f == str(dangling)]
+    assert reason.startswith("not a regular file")
     assert not (tmp_path / "project" / "pwned").exists()
     assert not Path("pwned").exists()
 
@@ -204,17 +210,9 @@ def _symlink_loop(out: Path) -> Path:
     return path
 
 
-def _bug(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=(
-        "bug: one unreadable input file fails its whole storage model, so no run of that table "
-        f"is imported and nothing is published ({why}), instead of reporting that file"))
-
-
 ODD_INPUT = [
-    pytest.param(_dir_instead_of_file, id="directory named like a JSONL file",
-                 marks=_bug("'IO Error: No files found that match the pattern <the directory>'")),
-    pytest.param(_symlink_loop, id="symlink loop",
-                 marks=_bug("'OSError: [Errno 40] Too many levels of symbolic links' in sw_plan")),
+    pytest.param(_dir_instead_of_file, id="directory named like a JSONL file"),
+    pytest.param(_symlink_loop, id="symlink loop"),
 ]
 
 

@@ -352,12 +352,6 @@ def test_the_build_passes_and_warns_about_rejected_lines(imported: Imported) -> 
     assert warned, imported.build_output[-3000:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a test-run line whose required field `type` is missing or not a string is "
-    "dropped silently (the keep filter type = 'result' runs before the type and required "
-    "checks), instead of being rejected",
-)
 def test_test_run_line_without_a_type_is_rejected(imported: Imported) -> None:
     probe_bad = {s for s in imported.expected.bad if _is_probe(s)}
     assert len(probe_bad) == 2
