@@ -12,7 +12,9 @@ install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@echo "installing skillwalker-data and its dependencies into $(VENV) (log: $(VENV)/pip.log)"
+	@$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]' > $(VENV)/pip.log 2>&1 \
+		|| (cat $(VENV)/pip.log; exit 1)
 	touch $@
 
 demo: install
