@@ -286,6 +286,18 @@ def cmd_build(args: argparse.Namespace) -> int:
         str(paths["duckdb"].parent / ".build" / paths["duckdb"].name),
     )
     proj = project_dir()
+    if not (args.force or args.full_refresh or args.select or args.dbt_args) and _up_to_date(
+        proj, paths
+    ):
+        print(
+            "skillwalker-data: nothing new to import and the project is unchanged since the "
+            "last build whose data tests all passed; dbt not run (--force runs it anyway)"
+        )
+        rows = queries.query_sql(paths["data"], "select count(*) as n from rejected_lines")
+        if rows and rows[0]["n"]:
+            n = rows[0]["n"]
+            print(f"skillwalker-data: {n} rejected input lines: skillwalker-data rejected")
+        return 0
     dbt = Path(sys.executable).with_name("dbt")
     cmd = [str(dbt) if dbt.is_file() else "dbt", "build", "--project-dir", str(proj),
            "--profiles-dir", str(proj)]  # fmt: skip
@@ -298,6 +310,38 @@ def cmd_build(args: argparse.Namespace) -> int:
         extra = extra[1:]
     cmd += extra
     return subprocess.call(cmd, env=env, cwd=proj)
+
+
+def _up_to_date(proj: Path, paths: dict[str, Path]) -> bool:
+    """True when a `dbt build` would import nothing and check nothing new.
+
+    That is: a published database exists, the project's files are unchanged
+    since the last build whose data tests all passed (storage.test_scope), and
+    no storage table has an import unit to read (storage.pending_units, which
+    also sees runs newly listed in .re-evaluated-runs.json).
+    """
+    import yaml
+
+    from skillwalker_py import storage
+
+    data = str(paths["data"])
+    if storage.published_database(paths["data"]) is None:
+        return False
+    scope = storage.test_scope({"data_dir": data, "project_dir": str(proj), "force_full": False})
+    if scope["full"]:
+        return False
+    spec = yaml.safe_load((proj / "models" / "storage" / "_output__sources.yml").read_text())
+    for source in spec.get("sources", []):
+        for table in source.get("tables", []):
+            meta = table.get("meta") or {}
+            pending = storage.pending_units({
+                "table": table["name"], "data_dir": data, "output_dir": str(paths["output"]),
+                "per_run_file": meta.get("per_run_file"), "legacy_file": meta.get("legacy_file"),
+                "document_dir": meta.get("document_dir"),
+            })  # fmt: skip
+            if pending:
+                return False
+    return True
 
 
 SUMMARY_COLUMNS = [
@@ -515,6 +559,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", parents=[common], help="import new runs and rebuild the views")
     p.add_argument("--full-refresh", action="store_true", help="re-import everything")
+    p.add_argument(
+        "--force", action="store_true",
+        help="run dbt even when nothing is new and the project is unchanged",
+    )
     p.add_argument("--select", nargs="+", help="dbt node selection")
     p.add_argument("dbt_args", nargs=argparse.REMAINDER, help="more dbt arguments after --")
     p.set_defaults(func=cmd_build)

@@ -60,6 +60,7 @@ __all__ = [
     "commit",
     "forget_tests_passed",
     "live_files",
+    "pending_units",
     "plan",
     "publish",
     "published_database",
@@ -190,33 +191,18 @@ def _discover(output_dir: Path, args: dict[str, Any]) -> dict[str, dict[str, lis
 # --------------------------------------------------------------------------- plan
 
 
-def plan(args: dict[str, Any]) -> dict[str, Any]:
-    """Decide which import units of one table to read in this build.
-
-    ``args``: ``table``, ``data_dir``, ``output_dir`` (absolute), ``per_run_file``,
-    ``legacy_file``, ``document_dir`` (each optional), ``schema_hash``,
-    ``replace_run_ids`` (list), ``full_refresh`` (bool), ``build_id``. The
-    marker file ``.re-evaluated-runs.json`` is read from ``output_dir``. The
-    result includes ``live`` (:func:`live_files`) so that a build with nothing
-    to import needs no second call.
-    """
-    table = str(args["table"])
-    data_dir = Path(args["data_dir"]).resolve()
-    output_dir = Path(args["output_dir"]).resolve()
+def _pending(
+    args: dict[str, Any], state: dict[str, Any], output_dir: Path, marker: list[str],
+    rebuild: bool,
+) -> tuple[list[str], dict[str, dict[str, list[int]]]]:
+    """The import units to read (sorted) and every unit found, with its sources."""
     replace = set(_validate_run_ids(list(args.get("replace_run_ids") or []), "replace_run_ids"))
-    marker = read_marker(output_dir)
-    state = load_state(data_dir, table)
-    old_units: dict[str, Any] = state["units"]
-    schema_changed = state.get("schema_hash") not in (None, args["schema_hash"])
-    rebuild = bool(args.get("full_refresh")) or schema_changed
     # Runs newly listed in the marker since the last build are replaced.
     replace |= set(marker) - set(state.get("marker_run_ids") or [])
-
+    old_units: dict[str, Any] = state["units"]
     current = _discover(output_dir, args)
-    per_run_units = sorted(u for u in current if u != LEGACY_UNIT)
-    legacy_runs = {
-        f["run"] for f in (old_units.get(LEGACY_UNIT) or {}).get("files", [])
-    }
+    per_run_units = {u for u in current if u != LEGACY_UNIT}
+    legacy_runs = {f["run"] for f in (old_units.get(LEGACY_UNIT) or {}).get("files", [])}
     imports: list[str] = []
     for unit, sources in current.items():
         old = old_units.get(unit)
@@ -230,9 +216,44 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
             imports.append(unit)
     # A run that moved from the legacy file to its own directory: the legacy
     # unit must be read again so that its copy of the run is dropped.
-    if LEGACY_UNIT in current and LEGACY_UNIT not in imports and legacy_runs & set(per_run_units):
+    if LEGACY_UNIT in current and LEGACY_UNIT not in imports and legacy_runs & per_run_units:
         imports.append(LEGACY_UNIT)
-    imports.sort()
+    return sorted(imports), current
+
+
+def pending_units(args: dict[str, Any]) -> list[str]:
+    """Import units of one table that a build would read now; no side effects.
+
+    ``args`` as for :func:`plan`, without ``schema_hash`` (a change of the
+    models is the caller's to detect: see :func:`test_scope`).
+    """
+    data_dir = Path(args["data_dir"]).resolve()
+    output_dir = Path(args["output_dir"]).resolve()
+    state = load_state(data_dir, str(args["table"]))
+    imports, _current = _pending(args, state, output_dir, read_marker(output_dir), False)
+    return imports
+
+
+
+def plan(args: dict[str, Any]) -> dict[str, Any]:
+    """Decide which import units of one table to read in this build.
+
+    ``args``: ``table``, ``data_dir``, ``output_dir`` (absolute), ``per_run_file``,
+    ``legacy_file``, ``document_dir`` (each optional), ``schema_hash``,
+    ``replace_run_ids`` (list), ``full_refresh`` (bool), ``build_id``. The
+    marker file ``.re-evaluated-runs.json`` is read from ``output_dir``. The
+    result includes ``live`` (:func:`live_files`) so that a build with nothing
+    to import needs no second call.
+    """
+    table = str(args["table"])
+    data_dir = Path(args["data_dir"]).resolve()
+    output_dir = Path(args["output_dir"]).resolve()
+    marker = read_marker(output_dir)
+    state = load_state(data_dir, table)
+    schema_changed = state.get("schema_hash") not in (None, args["schema_hash"])
+    rebuild = bool(args.get("full_refresh")) or schema_changed
+    imports, current = _pending(args, state, output_dir, marker, rebuild)
+    per_run_units = sorted(u for u in current if u != LEGACY_UNIT)
     (data_dir / "_schema").mkdir(parents=True, exist_ok=True)
     build_id = str(args.get("build_id") or time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
     read_files = [
