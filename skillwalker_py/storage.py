@@ -523,14 +523,13 @@ def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
                 if not dirs and not files and Path(dirpath) != root:
                     with contextlib.suppress(OSError):
                         os.rmdir(dirpath)
-    # Staging directories left by killed builds of this table.
+    # Staging directories left by killed builds of this table. The _staging
+    # folder itself stays: other tables of the same build stage in it.
     staging_root = data_dir / "_staging"
-    if staging_root.is_dir():
-        for entry in staging_root.iterdir():
+    with contextlib.suppress(FileNotFoundError):
+        for entry in list(staging_root.iterdir()):
             if entry.name.startswith(f"{table}-"):
                 shutil.rmtree(entry, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            staging_root.rmdir()  # only when empty: other tables may be staging
 
 
 def live_files(args: dict[str, Any]) -> dict[str, Any]:

@@ -129,7 +129,7 @@ def test_commit_keeps_superseded_files_for_one_build(tmp_path: Path) -> None:
     assert not first.exists()
     live = storage.live_files({"data_dir": str(tmp_path / "data"), "table": "test_run"})
     assert [Path(p).name for p in live["rows"]] == [f"{RUN_A}-b3-0.parquet"]
-    assert not (tmp_path / "data/_staging").exists()
+    assert list((tmp_path / "data/_staging").iterdir()) == []
 
 
 def test_orphan_files_of_a_killed_build_are_collected(tmp_path: Path) -> None:
