@@ -10,22 +10,30 @@
   database name because a table macro resolves names where it is called (the
   published database has another file name than the build database).
 -#}
-{%- set status = ref('test_run_status').include(database=False) -%}
+{%- set status_view = ref('test_run_status').include(database=False) -%}
 {%- set changes = ref('run_status_changes').include(database=False) -%}
 with pairs as (
     {% if pairs is string %}{{ pairs }}{% else %}select eval, base_run_id, head_run_id from {{ pairs }}{% endif %}
+),
+
+-- the test_run_status rows of the runs in any pair, computed once (the view
+-- is a join of several tables; it is read four times below)
+status as materialized (
+    select s.*
+    from {{ status_view }} as s
+    where s.test_run_id in (select p.base_run_id from pairs as p union all select p.head_run_id from pairs as p)
 ),
 
 -- the tests of either run of each pair: the head run's, then the base run's
 pair_tests as (
     select p.eval, p.base_run_id, p.head_run_id, s.test_case
     from pairs as p
-    inner join {{ status }} as s
+    inner join status as s
         on s.test_run_id = p.head_run_id and s.eval = p.eval
     union
     select p.eval, p.base_run_id, p.head_run_id, s.test_case
     from pairs as p
-    inner join {{ status }} as s
+    inner join status as s
         on s.test_run_id = p.base_run_id and s.eval = p.eval
 )
 
@@ -43,9 +51,9 @@ select
     (h.input_tokens + h.output_tokens) - (b.input_tokens + b.output_tokens) as tokens_delta,
     h.duration_ms - b.duration_ms as duration_delta_ms
 from pair_tests as t
-left join {{ status }} as h
+left join status as h
     on h.test_run_id = t.head_run_id and h.test_case = t.test_case
-left join {{ status }} as b
+left join status as b
     on b.test_run_id = t.base_run_id and b.test_case = t.test_case
 inner join {{ changes }} as c
     on c.base_status = coalesce(b.status, 'absent') and c.head_status = coalesce(h.status, 'absent')

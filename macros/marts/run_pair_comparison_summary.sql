@@ -6,7 +6,7 @@
   query with the run_comparison columns (run_pair_comparison). Columns named
   base_run_id or head_run_id are qualified, as in run_pair_comparison.
 -#}
-{%- set summaries = ref('test_run_summaries').include(database=False) -%}
+{%- set summaries_view = ref('test_run_summaries').include(database=False) -%}
 with changes as (
     select
         r.test_run_id,
@@ -22,6 +22,13 @@ with changes as (
         count(*) filter (where r.config_changed) as config_changed
     from {{ comparison }} as r
     group by r.test_run_id, r.base_run_id, r.eval
+),
+
+-- the test_run_summaries rows of the compared runs, computed once (read twice below)
+summaries as materialized (
+    select s.*
+    from {{ summaries_view }} as s
+    where s.test_run_id in (select c.test_run_id from changes as c union all select c.base_run_id from changes as c)
 )
 
 select
@@ -47,8 +54,8 @@ select
     h.output_tokens - b.output_tokens as output_tokens_delta,
     h.duration_ms - b.duration_ms as duration_delta_ms
 from changes as c
-inner join {{ summaries }} as h
+inner join summaries as h
     on h.test_run_id = c.test_run_id and h.eval = c.eval
-inner join {{ summaries }} as b
+inner join summaries as b
     on b.test_run_id = c.base_run_id and b.eval = c.eval
 {%- endmacro %}

@@ -11,7 +11,7 @@
             eval,
             test_run_id,
             lag(test_run_id) over (partition by eval order by test_run_id) as base_run_id
-        from (select distinct eval, test_run_id from {{ ref('test_run_status') }})
+        from (select distinct eval, test_run_id from {{ ref('test_run') }})
     )
     where base_run_id is not null
 {%- endset %}
