@@ -11,11 +11,15 @@ thin wrapper over :mod:`skillwalker_py.storage`:
 - ``sw_plan``: which import units of a table to read in this build;
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
 - ``sw_commit``: move staged Parquet into place, write the state, clean up;
+- ``sw_compaction_plan``, ``sw_commit_compaction``: merge single-run files
+  into segments (:mod:`skillwalker_py.segments`);
 - ``sw_live_files``: the Parquet files a table's view reads;
 - ``sw_lock``: hold the data directory's build lock;
 - ``sw_publish``: copy the build database to the readers' path atomically;
 - ``sw_test_scope``, ``sw_record_tests_passed``, ``sw_forget_tests_passed``:
-  whether this build's data tests check every run or only the imported ones.
+  whether this build's data tests check every run or only the imported ones;
+- ``sw_build_scope``: that decision and the runs imported so far in this
+  process's build (one call per data test, no table to look up).
 
 DuckDB's SQL has no way to rename or delete files, hence the plugin.
 """
@@ -39,14 +43,51 @@ def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
     return udf
 
 
+# The data tests' scope of the build running in this process: set by
+# sw_test_scope (on-run-start), extended by every sw_commit, read by
+# sw_build_scope. Empty in a process that has not started a build (dbt compile,
+# docs generate): the tests are then not scoped.
+_BUILD: dict[str, Any] = {}
+
+
+def _test_scope(args: dict[str, Any]) -> dict[str, Any]:
+    result = storage.test_scope(args)
+    _BUILD.clear()
+    _BUILD.update(full=bool(result["full"]), fingerprint=result["fingerprint"], runs=set())
+    return result
+
+
+def _commit(args: dict[str, Any]) -> dict[str, Any]:
+    result = storage.commit(args)
+    if _BUILD:
+        _BUILD["runs"].update(result.get("imported_runs") or [])
+    return result
+
+
+def _build_scope(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"started": false}`` outside a build, else ``full``, ``fingerprint`` and
+    ``runs`` (the sorted run IDs imported so far by any table). ``{"finish": true}``
+    (on-run-end) also forgets the build, for processes that run several."""
+    if not _BUILD:
+        return {"started": False}
+    result = {"started": True, "full": _BUILD["full"], "fingerprint": _BUILD["fingerprint"],
+              "runs": sorted(_BUILD["runs"])}
+    if args.get("finish"):
+        _BUILD.clear()
+    return result
+
+
 FUNCTIONS: dict[str, Callable[[str], str]] = {
     "sw_plan": _json_udf(storage.plan),
     "sw_sanitize": _json_udf(storage.sanitize),
-    "sw_commit": _json_udf(storage.commit),
+    "sw_commit": _json_udf(_commit),
+    "sw_compaction_plan": _json_udf(storage.compaction_plan),
+    "sw_commit_compaction": _json_udf(storage.commit_compaction),
     "sw_live_files": _json_udf(storage.live_files),
     "sw_lock": _json_udf(storage.acquire_build_lock),
     "sw_publish": _json_udf(storage.publish),
-    "sw_test_scope": _json_udf(storage.test_scope),
+    "sw_test_scope": _json_udf(_test_scope),
+    "sw_build_scope": _json_udf(_build_scope),
     "sw_record_tests_passed": _json_udf(storage.record_tests_passed),
     "sw_forget_tests_passed": _json_udf(storage.forget_tests_passed),
 }

@@ -7,7 +7,8 @@ that the dbt-duckdb plugin (:mod:`skillwalker_py.dbt_plugin`) registers.
 
 Storage layout of one table, under the data directory::
 
-    <table>/test_run_id=<run id>/<unit>-<build id>-<n>.parquet   rows (hive style)
+    <table>/test_run_id=<run id>/<unit>-<build id>-<n>.parquet   rows of one run
+    <table>/_segments/seg-<build id>-<n>.parquet                   rows of many runs (merged)
     _rejected/<table>/<unit>-<build id>.parquet                  rejected lines
     _schema/<table>.parquet                                       zero rows, the columns
     _state/<table>.json                                           what is imported
@@ -24,6 +25,10 @@ the replace list (the ``replace_run_ids`` var, or a run newly listed in
 ``.re-evaluated-runs.json``), or when the table's schema changed. A run that
 has a run directory is taken from there only: its lines in the legacy file
 are ignored.
+
+The files of single runs are merged into segments as they accumulate (see
+:mod:`skillwalker_py.segments`): :func:`compaction_plan` and
+:func:`commit_compaction`, after each import.
 
 Every Parquet file is written under a new name and the state file is replaced
 atomically (``os.replace``) only after all of a table's new files are in
@@ -48,6 +53,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from skillwalker_py import segments
+
 STATE_VERSION = 1
 LEGACY_UNIT = "legacy"
 RUN_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}")
@@ -58,6 +65,8 @@ __all__ = [
     "StorageError",
     "acquire_build_lock",
     "commit",
+    "commit_compaction",
+    "compaction_plan",
     "forget_tests_passed",
     "live_files",
     "pending_units",
@@ -270,6 +279,17 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
     staging_dir = data_dir / "_staging" / f"{table}-{build_id}-{os.getpid()}"
     if imports or rebuild or not (data_dir / "_schema" / f"{table}.parquet").is_file():
         staging_dir.mkdir(parents=True, exist_ok=True)
+    # Segments that hold rows of the units imported again: the materialization
+    # copies their other runs to `out` before commit (see segments.py).
+    stale = [] if rebuild else segments.stale_segments(
+        state["units"], set(imports), set(per_run_units))
+    rewrites = [
+        {"rel": r["rel"], "path": str(data_dir / r["rel"]), "keep_runs": r["keep_runs"],
+         "out": str(staging_dir / "rewrite" / f"{i}.parquet")}
+        for i, r in enumerate(stale)
+    ]
+    if rewrites:
+        (staging_dir / "rewrite").mkdir(parents=True, exist_ok=True)
     return {
         "table": table,
         "build_id": build_id,
@@ -281,6 +301,7 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
         "sources": {u: current[u] for u in imports},
         "marker_run_ids": sorted(marker),
         "staging_dir": str(staging_dir),
+        "rewrites": rewrites,
         "unchanged": not imports and not rebuild,
         "live": live_files({"data_dir": str(data_dir), "table": table}),
     }
@@ -452,7 +473,9 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
     staging = Path(args["staging_dir"])
     build_id = str(args["build_id"])
     old_state = load_state(data_dir, table)
-    units: dict[str, Any] = {} if args.get("rebuild") else dict(old_state["units"])
+    # a deep copy: old_state must keep naming its files for the garbage collection
+    units: dict[str, Any] = (
+        {} if args.get("rebuild") else json.loads(json.dumps(old_state["units"])))
     imports: list[str] = list(args["import_units"])
     per_run = set(args["per_run_units"])
     key_to_unit = {unit_key(u): u for u in imports}
@@ -486,6 +509,20 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
         os.replace(staged, data_dir / rel)
         new_units[owner]["rejects"].append(rel)
 
+    # Segments rewritten without the runs imported again (plan's rewrites): the
+    # entries of their other runs move to the rewritten file.
+    moves: dict[str, str | None] = {}
+    keep_runs: dict[str, set[str]] = {}
+    for i, rewrite in enumerate(args.get("rewrites") or []):
+        keep_runs[rewrite["rel"]] = set(rewrite["keep_runs"])
+        moves[rewrite["rel"]] = None
+        if rewrite["keep_runs"]:
+            rel = f"{table}/{segments.SEGMENT_DIR}/seg-{build_id}-r{i}.parquet"
+            (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(rewrite["out"], data_dir / rel)
+            moves[rewrite["rel"]] = rel
+    segments.retarget(units, moves, keep_runs)
+
     units.update(new_units)
     # A run imported from its own directory replaces its copy in the legacy unit.
     legacy = units.get(LEGACY_UNIT)
@@ -509,6 +546,63 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
     result = live_files({"data_dir": str(data_dir), "table": table})
     result["imported_runs"] = sorted({f["run"] for u in new_units.values() for f in u["files"]})
     return result
+
+
+def compaction_plan(args: dict[str, Any]) -> dict[str, Any]:
+    """Which of a table's row files to merge into segments now (see segments.py).
+
+    ``args``: ``table``, ``data_dir``, ``build_id``. Returns ``merges``:
+    ``[{"inputs": [absolute paths], "rels": [...], "out": staged path}]`` (the
+    materialization COPYs each group, ordered by run, to ``out``) and the
+    ``table``, ``data_dir``, ``build_id`` and ``staging_dir`` that
+    :func:`commit_compaction` takes. No merge: ``merges`` is empty.
+    """
+    table = str(args["table"])
+    data_dir = Path(args["data_dir"]).resolve()
+    build_id = str(args["build_id"])
+    state = load_state(data_dir, table)
+    groups = segments.plan_merges(state["units"])
+    staging_dir = data_dir / "_staging" / f"{table}-{build_id}-{os.getpid()}-compact"
+    if groups:
+        staging_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "table": table,
+        "data_dir": str(data_dir),
+        "build_id": build_id,
+        "staging_dir": str(staging_dir),
+        "merges": [
+            {"rels": rels, "inputs": [str(data_dir / r) for r in rels],
+             "out": str(staging_dir / f"{i}.parquet")}
+            for i, rels in enumerate(groups)
+        ],
+    }
+
+
+def commit_compaction(args: dict[str, Any]) -> dict[str, Any]:
+    """Move merged segments into place, name them in the state (atomically), clean up.
+
+    ``args``: what :func:`compaction_plan` returned, its COPYs done. Returns
+    :func:`live_files`.
+    """
+    table = str(args["table"])
+    data_dir = Path(args["data_dir"])
+    build_id = str(args["build_id"])
+    new_state = load_state(data_dir, table)
+    moves: dict[str, str | None] = {}
+    for i, merge in enumerate(args.get("merges") or []):
+        rel = f"{table}/{segments.SEGMENT_DIR}/seg-{build_id}-c{i}.parquet"
+        (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(merge["out"], data_dir / rel)
+        moves.update(dict.fromkeys(merge["rels"], rel))
+    segments.retarget(new_state["units"], moves)
+    _fsync_dir(data_dir / table / segments.SEGMENT_DIR) if moves else None
+    _atomic_write_text(_state_path(data_dir, table), json.dumps(new_state, indent=1))
+    shutil.rmtree(args["staging_dir"], ignore_errors=True)
+    # The merged files are dropped at once unless the published snapshot reads
+    # them: the state before the merge was this build's own (commit() already
+    # kept the files of the state the build started from where needed).
+    _collect_garbage(data_dir, table, keep=_live(new_state) | _published_files(data_dir))
+    return live_files({"data_dir": str(data_dir), "table": table})
 
 
 def _collect_garbage(data_dir: Path, table: str, keep: set[str]) -> None:
@@ -543,7 +637,7 @@ def live_files(args: dict[str, Any]) -> dict[str, Any]:
         rejects.extend(str(data_dir / r) for r in unit.get("rejects", []))
     schema = data_dir / "_schema" / f"{args['table']}.parquet"
     return {
-        "rows": sorted(rows),
+        "rows": sorted(set(rows)),  # a segment holds the runs of several units
         "rejects": sorted(rejects),
         "schema": str(schema),
         "schema_exists": schema.is_file(),

@@ -6,14 +6,15 @@
     failure, or a change of the project, the next build tests every run again.
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'test') -%}
+    {#- the test scope on-run-start decided (and the plugin forgets it now) -#}
+    {%- set scope = sw_call('sw_build_scope', {'finish': true}) -%}
     {%- set failed_nodes = results | selectattr('node.resource_type', 'in', ['model', 'seed']) | selectattr('status', 'in', ['error', 'skipped']) | list -%}
     {%- set failed_tests = results | selectattr('node.resource_type', 'equalto', 'test') | selectattr('status', 'in', ['fail', 'error']) | list -%}
     {%- if failed_nodes or failed_tests -%}
       {%- do sw_call('sw_forget_tests_passed', {'data_dir': sw_data_dir()}) -%}
     {%- elif flags.WHICH in ('build', 'test') and not invocation_args_dict.get('select') and not invocation_args_dict.get('exclude') and not invocation_args_dict.get('selector') -%}
-      {%- set scope = run_query("select full_scope, fingerprint from main._sw_test_scope") -%}
-      {%- if scope.rows[0][0] -%}
-        {%- do sw_call('sw_record_tests_passed', {'data_dir': sw_data_dir(), 'fingerprint': scope.rows[0][1]}) -%}
+      {%- if scope.started and scope.full -%}
+        {%- do sw_call('sw_record_tests_passed', {'data_dir': sw_data_dir(), 'fingerprint': scope.fingerprint}) -%}
       {%- endif -%}
     {%- endif -%}
     {%- if flags.WHICH != 'test' and not failed_nodes -%}

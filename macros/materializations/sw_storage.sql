@@ -11,8 +11,11 @@
     3. COPYs the model's rows into staging, partitioned by test_run_id, and the
        rejected lines beside them;
     4. sw_commit moves the files into place and replaces the state file
-       atomically, then deletes files no snapshot needs any more;
-    5. (re)creates the relation as a view over the exact list of live files.
+       atomically, then deletes files no snapshot needs any more (segments
+       holding runs imported again are first rewritten without them);
+    5. merges accumulated single-run files into segments (sw_compaction_plan,
+       COPY, sw_commit_compaction; skillwalker_py/segments.py);
+    6. (re)creates the relation as a view over the exact list of live files.
   Config: source_table (the output source's table it imports); unique_key (the
   columns of one row: a file in which a key repeats is read with line numbers so
   that the model's "later line wins" ordering on _sw_line holds).
@@ -110,14 +113,34 @@
       copy (select * from ({{ sql }}) limit 0) to {{ sw_sql_string(live.schema) }} (format parquet)
     {%- endcall -%}
 
+    {#- segments holding rows of units imported again: their other runs, rewritten -#}
+    {%- for rewrite in plan.rewrites if rewrite.keep_runs -%}
+      {%- call statement('sw_rewrite_segment_' ~ loop.index) -%}
+        copy (
+          select * from read_parquet({{ sw_sql_string(rewrite.path) }}, hive_partitioning = false)
+          where list_contains({{ sw_sql_list(rewrite.keep_runs) }}, test_run_id)
+          order by test_run_id
+        ) to {{ sw_sql_string(rewrite.out) }} (format parquet)
+      {%- endcall -%}
+    {%- endfor -%}
+
     {%- set plan_commit = plan.copy() -%}
     {%- do plan_commit.update({'data_dir': data_dir, 'schema_hash': schema_hash}) -%}
+    {#- sw_commit also adds the imported runs to the build's test scope (sw_build_scope) -#}
     {%- set live = sw_call('sw_commit', plan_commit) -%}
-    {%- if live.imported_runs -%}
-      {#- the runs this build's data tests look at (see sw_test_scope_filter) -#}
-      {%- do run_query("create table if not exists main._sw_build_runs (table_name VARCHAR, test_run_id VARCHAR); "
-                       ~ "insert into main._sw_build_runs select " ~ sw_sql_string(table) ~ ", unnest("
-                       ~ sw_sql_list(live.imported_runs) ~ ")") -%}
+
+    {#- merge accumulated single-run files into segments (skillwalker_py/segments.py) -#}
+    {%- set compaction = sw_call('sw_compaction_plan', {'table': table, 'data_dir': data_dir, 'build_id': plan.build_id}) -%}
+    {%- if compaction.merges -%}
+      {%- for merge in compaction.merges -%}
+        {%- call statement('sw_merge_segment_' ~ loop.index) -%}
+          copy (
+            select * from read_parquet({{ sw_sql_list(merge.inputs) }}, hive_partitioning = false)
+            order by test_run_id
+          ) to {{ sw_sql_string(merge.out) }} (format parquet)
+        {%- endcall -%}
+      {%- endfor -%}
+      {%- set live = sw_call('sw_commit_compaction', compaction) -%}
     {%- endif -%}
     {%- do run_query('drop table if exists _sw_in; drop table if exists ' ~ batch) -%}
   {%- endif -%}

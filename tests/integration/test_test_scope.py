@@ -22,8 +22,9 @@ def _iteration(run: str, train_accuracy: float) -> dict[str, object]:
             "test_accuracy": None, "train_results": [], "test_results": []}  # fmt: skip
 
 
-def _compiled_pk_test(project: DbtProject) -> str:
-    folder = project.root / "target" / "run" / "skillwalker" / "models" / "storage"
+def _compiled_pk_test(project: DbtProject, stage: str = "run") -> str:
+    """The SQL of test_config's primary-key test: as run, or as compiled (stage)."""
+    folder = project.root / "target" / stage / "skillwalker" / "models" / "storage"
     (path,) = [p for p in Path(folder).rglob("primary_key_test_config_*.sql")]
     return path.read_text(encoding="utf-8")
 
@@ -41,7 +42,12 @@ def test_scope_follows_the_imported_runs(project: DbtProject) -> None:
     assert RUN_1 not in sql
 
     project.build()
-    assert "where false) dbt_subquery" in _compiled_pk_test(project), "nothing new, nothing to test"
+    compiled = _compiled_pk_test(project, "compiled")
+    assert "where false /* sw_test_scope: none */) dbt_subquery" in compiled, "nothing new"
+    # ... so the test is answered without querying the model
+    assert _compiled_pk_test(project).split() == [
+        "select", "0", "as", "failures,", "0", "!=", "0", "as", "should_warn,",
+        "0", "!=", "0", "as", "should_error"]
 
     project.build("--vars", "{full_tests: true}")
     assert "dbt_subquery" not in _compiled_pk_test(project)

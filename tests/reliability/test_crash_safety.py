@@ -1,9 +1,11 @@
 """Crash safety: real ``dbt build`` processes killed with SIGKILL at many points.
 
-The history has work to do when the build is killed: two runs are built and
-published; then two new runs, an SCIL and an ACIL loop and a re-evaluation of
-an already built run arrive (so the re-evaluated run's files are superseded),
-with a few malformed lines (so rejected-line files are written too).
+The history has work to do when the build is killed: eight runs are built and
+published (their single-run files merged into one segment per table); then
+eight new runs, an SCIL and an ACIL loop and a re-evaluation of an already
+built run arrive (so the segment holding the re-evaluated run is rewritten
+without it, and the new single-run files are merged into a new segment), with
+a few malformed lines (so rejected-line files are written too).
 
 After every kill:
 
@@ -64,7 +66,7 @@ class CrashRig:
     lanes: list[Lane]
     """Two independent copies of the history, so that two kill scenarios run at once."""
     before: Snapshot
-    """What readers see after the first build (two runs)."""
+    """What readers see after the first build (eight runs)."""
     reference: Snapshot
     """What a clean build of the full input produces."""
     build_seconds: float
@@ -119,15 +121,17 @@ def _bad_lines(path: Path, lines: list[bytes], at: int) -> None:
 def rig(tmp_path_factory: pytest.TempPathFactory, fault_hooks: Path) -> Iterator[CrashRig]:
     base = tmp_path_factory.mktemp("crash")
     full = base / "full"
-    sample = generate_sample(full, runs=4, tests_per_eval=2, payload_kb=2)
+    sample = generate_sample(full, runs=16, tests_per_eval=2, payload_kb=2)
+    assert sample.reevaluated_run_ids == (sample.run_ids[1],)
     runs = sample.run_ids
     # A few malformed lines in the runs that this history (re)imports.
     _bad_lines(full / "runs" / runs[1] / "test-run.jsonl", [b'{"type": "result", "test_run'], 3)
-    _bad_lines(full / "runs" / runs[2] / "test-results.jsonl", [b"not json", b"[1, 2]"], 1)
+    _bad_lines(full / "runs" / runs[9] / "test-results.jsonl", [b"not json", b"[1, 2]"], 1)
 
-    # The first build sees runs 0 and 1, before run 1 was re-evaluated.
+    # The first build sees runs 0 to 7 (merged into a segment: 8 single-run
+    # files), before run 1 was re-evaluated.
     output = base / "output"
-    for run in runs[:2]:
+    for run in runs[:8]:
         shutil.copytree(full / "runs" / run, output / "runs" / run)
     results = output / "runs" / runs[1] / "test-results.jsonl"
     lines = results.read_bytes().splitlines(keepends=True)
@@ -141,6 +145,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory, fault_hooks: Path) -> Iterator
             shutil.copytree(lane.work.root / name, lane.saved / name)
     before = relations(lanes[0].work.db_path)
     assert relations(lanes[1].work.db_path) == before
+    state = json.loads((lanes[0].work.data_dir / "_state" / "test_run.json").read_text())
+    assert {f["path"].split("/")[1] for u in state["units"].values() for f in u["files"]} == {
+        "_segments"}, "the first build merges its eight single-run files into a segment"
 
     # Then everything arrives (copy2 keeps the size and mtime of run 0's files:
     # unchanged for the importer).
