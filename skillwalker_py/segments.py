@@ -13,7 +13,9 @@ size-tiered like a log-structured merge tree:
 * whenever ``FANIN`` or more files have the same class, they are merged into
   one file of a higher class (cascading within the same build).
 
-Each row is rewritten about ``log_FANIN(runs)`` times over the life of a table,
+A build that imports ``DIRECT_SEGMENT_RUNS`` runs or more (a first build of a
+long history) writes them as one segment directly. Each row is rewritten
+about ``log_FANIN(runs)`` times over the life of a table,
 a build copies at most the files it merges, and a table has at most
 ``(FANIN - 1)`` files per class. The import state keeps listing every run as an
 entry ``{"run", "path"}`` of its import unit; several runs (of several units)
@@ -29,6 +31,9 @@ from typing import Any
 
 SEGMENT_DIR = "_segments"
 FANIN = 8
+# A build importing this many runs or more writes them as one segment at once
+# (a first build of a long history) instead of one file per run to be merged.
+DIRECT_SEGMENT_RUNS = FANIN * FANIN
 LEGACY_UNIT = "legacy"
 
 

@@ -302,6 +302,7 @@ def plan(args: dict[str, Any]) -> dict[str, Any]:
         "marker_run_ids": sorted(marker),
         "staging_dir": str(staging_dir),
         "rewrites": rewrites,
+        "segment_min_runs": segments.DIRECT_SEGMENT_RUNS,
         "unchanged": not imports and not rebuild,
         "live": live_files({"data_dir": str(data_dir), "table": table}),
     }
@@ -498,6 +499,17 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
         (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, data_dir / rel)
         new_units[unit]["files"].append({"run": run, "path": rel})
+    # A batch of many runs is staged as one segment file (segment_runs: its runs).
+    segment_file = staging / "segment.parquet"
+    if segment_file.is_file():
+        rel = f"{table}/{segments.SEGMENT_DIR}/seg-{build_id}-i0.parquet"
+        (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(segment_file, data_dir / rel)
+        for run in _validate_run_ids(list(args.get("segment_runs") or []), "segment runs"):
+            unit = run if run in per_run and run in new_units else LEGACY_UNIT
+            if unit not in new_units:
+                raise StorageError(f"staged rows of run {run} belong to no unit being imported")
+            new_units[unit]["files"].append({"run": run, "path": rel})
     for staged in _walk_parquet(staging / "rejects"):
         key = staged.parent.name.split("=", 1)[1]
         owner = key_to_unit.get(key)

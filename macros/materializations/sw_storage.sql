@@ -8,8 +8,9 @@
        legacy single file) to read;
     2. reads them with read_json (fast path); files with any bad line are read
        again line by line (sw_sanitize) so every rejected line gets its number;
-    3. COPYs the model's rows into staging, partitioned by test_run_id, and the
-       rejected lines beside them;
+    3. COPYs the model's rows into staging, partitioned by test_run_id (or as
+       one segment file when the batch holds plan.segment_min_runs runs or
+       more), and the rejected lines beside them;
     4. sw_commit moves the files into place and replaces the state file
        atomically, then deletes files no snapshot needs any more (segments
        holding runs imported again are first rewritten without them);
@@ -88,10 +89,24 @@
       select * exclude (_sw_text, _sw_reject) from _sw_in where _sw_reject is null
     {%- endcall -%}
 
-    {%- call statement('sw_write_rows') -%}
-      copy ({{ sql }}) to {{ sw_sql_string(plan.staging_dir ~ '/rows') }}
-        (format parquet, partition_by (test_run_id), write_partition_columns true, overwrite_or_ignore)
-    {%- endcall -%}
+    {#- rows: one file per run, or, when the batch holds many runs (a first build
+        of a long history), one segment file sorted by run: hundreds of tiny
+        files would only be merged again right away -#}
+    {%- set batch_runs = run_query('select count(distinct test_run_id) from ' ~ batch).columns[0].values()[0] -%}
+    {%- set segment_runs = [] -%}
+    {%- if batch_runs >= plan.segment_min_runs -%}
+      {%- set segment_file = plan.staging_dir ~ '/segment.parquet' -%}
+      {%- call statement('sw_write_rows') -%}
+        copy (select * from ({{ sql }}) order by test_run_id) to {{ sw_sql_string(segment_file) }} (format parquet)
+      {%- endcall -%}
+      {%- set segment_runs = run_query('select distinct test_run_id from read_parquet(' ~ sw_sql_string(segment_file)
+                                       ~ ') order by 1').columns[0].values() | list -%}
+    {%- else -%}
+      {%- call statement('sw_write_rows') -%}
+        copy ({{ sql }}) to {{ sw_sql_string(plan.staging_dir ~ '/rows') }}
+          (format parquet, partition_by (test_run_id), write_partition_columns true, overwrite_or_ignore)
+      {%- endcall -%}
+    {%- endif -%}
 
     {%- call statement('sw_write_rejects') -%}
       copy (
@@ -125,7 +140,7 @@
     {%- endfor -%}
 
     {%- set plan_commit = plan.copy() -%}
-    {%- do plan_commit.update({'data_dir': data_dir, 'schema_hash': schema_hash}) -%}
+    {%- do plan_commit.update({'data_dir': data_dir, 'schema_hash': schema_hash, 'segment_runs': segment_runs}) -%}
     {#- sw_commit also adds the imported runs to the build's test scope (sw_build_scope) -#}
     {%- set live = sw_call('sw_commit', plan_commit) -%}
 

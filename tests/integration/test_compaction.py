@@ -10,6 +10,8 @@ and its test passes when ``i`` is odd. With the merge fan-in of 8:
 3. runs R10..R16 are added: R3 and the 7 new runs make 8 single-run files,
    merged into a second segment of 8 runs (class 1, beside the first segment:
    2 files of class 1, no further merge).
+
+A build that imports 64 runs or more writes them as one segment directly.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ RUNS = [f"202604{day:02d}T090000" for day in range(1, 17)]  # R1..R16
 TEST_TABLES = ("test_config", "test_run", "test_results")
 
 
-def write_run(project: DbtProject, i: int, *, cost: float | None = None) -> None:
-    """Run R<i>: one test 'hello says hi', passing when i is odd, costing i/8 USD."""
-    run = RUNS[i - 1]
+def write_run(project: DbtProject, i: int, *, cost: float | None = None,
+              runs: list[str] = RUNS) -> None:
+    """Run R<i> (``runs[i - 1]``): one test 'hello says hi', passing when i is odd,
+    costing i/8 USD."""
+    run = runs[i - 1]
     expect = [{"type": "result-contains", "value": "hi"}]
     project.write_jsonl(f"runs/{run}/test-config.jsonl",
                         [config_line(run, "hello", "says hi", expect=expect)])
@@ -149,3 +153,25 @@ def test_views_read_each_file_once(steps: dict[str, Step]) -> None:
     more = steps["more"]
     assert len(more.per_test) == 16
     assert len({row[0] for row in more.per_test}) == 16
+
+
+def test_a_first_build_of_64_runs_writes_one_segment_directly(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # 64 runs (DIRECT_SEGMENT_RUNS) in one build: one segment file per table, no
+    # single-run file written and merged (a merged segment would be named -c<n>)
+    project = make_project(tmp_path_factory, "direct")
+    runs = [f"2026{month:02d}{day:02d}T090000" for month in (5, 6, 7) for day in range(1, 29)][:64]
+    for i in range(1, 65):
+        write_run(project, i, runs=runs)
+    project.build()
+    for table in TEST_TABLES:
+        paths = row_paths(read_state(project, table))
+        assert sorted(paths) == runs, table
+        (segment,) = set(paths.values())
+        assert segment.startswith(f"{table}/_segments/seg-") and segment.endswith("-i0.parquet")
+        assert on_disk(project, table) == [segment], table
+    per_test = project.query(
+        "select test_run_id, all_expectations_passed, total_cost_usd from per_test "
+        "order by test_run_id")
+    assert per_test == [(runs[i - 1], i % 2 == 1, i / 8) for i in range(1, 65)]
