@@ -34,7 +34,7 @@ FANIN = 8
 # A build importing this many runs or more writes them as one segment at once
 # (a first build of a long history) instead of one file per run to be merged.
 DIRECT_SEGMENT_RUNS = FANIN * FANIN
-LEGACY_UNIT = "legacy"
+LEGACY_UNIT = "legacy"  # the import unit of the seed's single file (storage.py uses it too)
 
 
 def is_segment(rel: str) -> bool:

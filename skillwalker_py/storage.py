@@ -56,7 +56,7 @@ from typing import Any
 from skillwalker_py import segments
 
 STATE_VERSION = 1
-LEGACY_UNIT = "legacy"
+LEGACY_UNIT = segments.LEGACY_UNIT  # the unit of the seed's single appended file
 RUN_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}")
 RAW_TEXT_LIMIT = 2000
 PUBLISHED_POINTER = "published.json"
@@ -485,15 +485,21 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
         u: {"sources": args["sources"][u], "files": [], "rejects": [], "build_id": build_id}
         for u in imports
     }
+
+    def unit_of(run: str) -> str:
+        """The unit being imported that staged rows of ``run`` belong to."""
+        unit = run if run in per_run and run in new_units else LEGACY_UNIT
+        if unit not in new_units:
+            raise StorageError(f"staged rows of run {run} belong to no unit being imported")
+        return unit
+
     table_dir = data_dir / table
     for staged in _walk_parquet(staging / "rows"):
         part = staged.parent.name  # test_run_id=<run>
         run = part.split("=", 1)[1]
         if not RUN_ID_RE.fullmatch(run):
             raise StorageError(f"staged partition {staged} has no valid run id")
-        unit = run if run in per_run and run in new_units else LEGACY_UNIT
-        if unit not in new_units:
-            raise StorageError(f"staged rows of run {run} belong to no unit being imported")
+        unit = unit_of(run)
         n = len(new_units[unit]["files"])
         rel = f"{table}/test_run_id={run}/{unit_key(unit)}-{build_id}-{n}.parquet"
         (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -506,10 +512,7 @@ def commit(args: dict[str, Any]) -> dict[str, Any]:
         (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         os.replace(segment_file, data_dir / rel)
         for run in _validate_run_ids(list(args.get("segment_runs") or []), "segment runs"):
-            unit = run if run in per_run and run in new_units else LEGACY_UNIT
-            if unit not in new_units:
-                raise StorageError(f"staged rows of run {run} belong to no unit being imported")
-            new_units[unit]["files"].append({"run": run, "path": rel})
+            new_units[unit_of(run)]["files"].append({"run": run, "path": rel})
     for staged in _walk_parquet(staging / "rejects"):
         key = staged.parent.name.split("=", 1)[1]
         owner = key_to_unit.get(key)
