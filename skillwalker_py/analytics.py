@@ -21,10 +21,9 @@ build, list queries return ``[]`` and queries about one run raise
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal, TypedDict
 
-from skillwalker_py.queries import NotFoundError, query_sql
+from skillwalker_py.queries import LakeArg, NotFoundError, query_sql
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
-PathLike = str | os.PathLike[str]
+PathLike = LakeArg
 LoopType = Literal["scil", "acil"]
 
 
@@ -65,7 +64,7 @@ _TEST_ORDER = (
 
 
 def query_test_history(
-    data_dir: PathLike, *, eval: str | None = None, current_only: bool = False
+    lake: PathLike, *, eval: str | None = None, current_only: bool = False
 ) -> list[Row]:
     """Rows of ``test_history`` (one per test and configuration), by eval and test name.
 
@@ -76,25 +75,25 @@ def query_test_history(
     if current_only:
         where.append("is_current_config")
     return query_sql(
-        data_dir,
+        lake,
         f"select * from test_history {_where(where)} order by eval, test_name, config_version",
         params,
     )
 
 
-def query_flaky_tests(data_dir: PathLike, *, eval: str | None = None) -> list[Row]:
+def query_flaky_tests(lake: PathLike, *, eval: str | None = None) -> list[Row]:
     """Tests whose current configuration is flaky (``test_history.is_flaky``), most flips first."""
     where, params = _filters(eval=eval)
     where += ["is_flaky", "is_current_config"]
     return query_sql(
-        data_dir,
+        lake,
         f"select * from test_history {_where(where)} "
         "order by recent_flips desc, flips desc, eval, test_name",
         params,
     )
 
 
-def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str) -> RunComparison:
+def query_run_comparison(lake: PathLike, base_run_id: str, head_run_id: str) -> RunComparison:
     """Compare two runs: every test of either run and how it changed, plus per-eval totals.
 
     Only the evals that both runs executed are compared (as in the
@@ -112,7 +111,7 @@ def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str)
     known = {
         r["test_run_id"]
         for r in query_sql(
-            data_dir,
+            lake,
             "select distinct test_run_id from test_run_status where test_run_id in (?, ?)",
             [base, head],
         )
@@ -124,15 +123,15 @@ def query_run_comparison(data_dir: PathLike, base_run_id: str, head_run_id: str)
         "base_run_id": base,
         "head_run_id": head,
         "summary": query_sql(
-            data_dir, "select * from compare_runs_summary(?, ?) order by eval", [base, head]
+            lake, "select * from compare_runs_summary(?, ?) order by eval", [base, head]
         ),
         "tests": query_sql(
-            data_dir, f"select * from compare_runs(?, ?) order by {_TEST_ORDER}", [base, head]
+            lake, f"select * from compare_runs(?, ?) order by {_TEST_ORDER}", [base, head]
         ),
     }
 
 
-def query_previous_run_comparison(data_dir: PathLike, test_run_id: str) -> RunComparison:
+def query_previous_run_comparison(lake: PathLike, test_run_id: str) -> RunComparison:
     """Compare a run with the previous run of each of its evals (views ``run_comparison*``).
 
     ``base_run_id`` is None when the evals' previous runs differ (see the
@@ -141,16 +140,16 @@ def query_previous_run_comparison(data_dir: PathLike, test_run_id: str) -> RunCo
     """
     run_id = validate_run_id(test_run_id)
     if not query_sql(
-        data_dir, "select 1 as found from test_run_status where test_run_id = ? limit 1", [run_id]
+        lake, "select 1 as found from test_run_status where test_run_id = ? limit 1", [run_id]
     ):
         raise NotFoundError(f"Test run not found: {run_id}")
     summary = query_sql(
-        data_dir,
+        lake,
         "select * from run_comparison_summaries where test_run_id = ? order by eval",
         [run_id],
     )
     tests = query_sql(
-        data_dir,
+        lake,
         f"select * from run_comparison where test_run_id = ? order by {_TEST_ORDER}",
         [run_id],
     )
@@ -163,14 +162,14 @@ def query_previous_run_comparison(data_dir: PathLike, test_run_id: str) -> RunCo
     }
 
 
-def query_run_comparison_summaries(data_dir: PathLike) -> list[Row]:
+def query_run_comparison_summaries(lake: PathLike) -> list[Row]:
     """Each run and eval against its previous run (``run_comparison_summaries``), newest first."""
     return query_sql(
-        data_dir, "select * from run_comparison_summaries order by test_run_id desc, eval"
+        lake, "select * from run_comparison_summaries order by test_run_id desc, eval"
     )
 
 
-def query_trigger_metrics(data_dir: PathLike, test_run_id: str | None = None) -> list[Row]:
+def query_trigger_metrics(lake: PathLike, test_run_id: str | None = None) -> list[Row]:
     """Trigger confusion matrix and metrics per run, eval and skill/agent file.
 
     Rows of the ``trigger_metrics`` view, newest run first. With
@@ -181,11 +180,11 @@ def query_trigger_metrics(data_dir: PathLike, test_run_id: str | None = None) ->
     params: list[Any] = []
     if test_run_id is not None:
         run_id = validate_run_id(test_run_id)
-        _require_run(data_dir, run_id, "test_run_status", "Test run")
+        _require_run(lake, run_id, "test_run_status", "Test run")
         where.append("test_run_id = ?")
         params.append(run_id)
     return query_sql(
-        data_dir,
+        lake,
         f"select * from trigger_metrics {_where(where)} "
         "order by test_run_id desc, eval, entity_type, entity_file",
         params,
@@ -193,7 +192,7 @@ def query_trigger_metrics(data_dir: PathLike, test_run_id: str | None = None) ->
 
 
 def query_loop_trigger_metrics(
-    data_dir: PathLike, test_run_id: str | None = None, *, loop_type: LoopType | None = None
+    lake: PathLike, test_run_id: str | None = None, *, loop_type: LoopType | None = None
 ) -> list[Row]:
     """Trigger metrics per SCIL/ACIL iteration and set (view ``loop_trigger_metrics``)."""
     where: list[str] = []
@@ -204,11 +203,11 @@ def query_loop_trigger_metrics(
     if test_run_id is not None:
         run_id = validate_run_id(test_run_id)
         label = loop_type.upper() if loop_type else "Loop"
-        _require_run(data_dir, run_id, "loop_iteration_health", f"{label} run", loop_type)
+        _require_run(lake, run_id, "loop_iteration_health", f"{label} run", loop_type)
         where.append("test_run_id = ?")
         params.append(run_id)
     return query_sql(
-        data_dir,
+        lake,
         f"select * from loop_trigger_metrics {_where(where)} "
         "order by test_run_id desc, loop_type, entity_file, iteration, set_name desc",
         params,
@@ -216,7 +215,7 @@ def query_loop_trigger_metrics(
 
 
 def query_loop_health(
-    data_dir: PathLike, loop_type: LoopType | None = None, test_run_id: str | None = None
+    lake: PathLike, loop_type: LoopType | None = None, test_run_id: str | None = None
 ) -> list[Row]:
     """One row per SCIL/ACIL loop (view ``loop_health``), newest first.
 
@@ -232,20 +231,20 @@ def query_loop_health(
         where.append("test_run_id = ?")
         params.append(validate_run_id(test_run_id))
     return query_sql(
-        data_dir,
+        lake,
         f"select * from loop_health {_where(where)} order by test_run_id desc, entity_file",
         params,
     )
 
 
-def query_loop_iterations(data_dir: PathLike, test_run_id: str, loop_type: LoopType) -> list[Row]:
+def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType) -> list[Row]:
     """The iterations of one SCIL or ACIL run (view ``loop_iteration_health``), in order.
 
     NotFoundError ("SCIL run not found: <id>") when the run has no iterations.
     """
     run_id = validate_run_id(test_run_id)
     rows = query_sql(
-        data_dir,
+        lake,
         "select * from loop_iteration_health where loop_type = ? and test_run_id = ? "
         "order by entity_file, iteration",
         [loop_type, run_id],
@@ -255,9 +254,9 @@ def query_loop_iterations(data_dir: PathLike, test_run_id: str, loop_type: LoopT
     return rows
 
 
-def query_rejected_lines(data_dir: PathLike) -> list[Row]:
+def query_rejected_lines(lake: PathLike) -> list[Row]:
     """Input lines that could not be imported (view ``rejected_lines``)."""
-    return query_sql(data_dir, "select * from rejected_lines order by source_table, file, line")
+    return query_sql(lake, "select * from rejected_lines order by source_table, file, line")
 
 
 def _filters(*, eval: str | None) -> tuple[list[str], list[Any]]:
@@ -269,12 +268,12 @@ def _where(conditions: list[str]) -> str:
 
 
 def _require_run(
-    data_dir: PathLike, run_id: str, view: str, label: str, loop_type: str | None = None
+    lake: PathLike, run_id: str, view: str, label: str, loop_type: str | None = None
 ) -> None:
     sql = f"select 1 as found from {view} where test_run_id = ?"
     params: list[Any] = [run_id]
     if loop_type is not None:
         sql += " and loop_type = ?"
         params.append(loop_type)
-    if not query_sql(data_dir, sql + " limit 1", params):
+    if not query_sql(lake, sql + " limit 1", params):
         raise NotFoundError(f"{label} not found: {run_id}")

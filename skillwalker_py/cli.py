@@ -1,7 +1,8 @@
 """The ``skillwalker-data`` command: build the data and read every view from a terminal.
 
     skillwalker-data sample [OUTPUT_DIR]       write the deterministic sample output
-    skillwalker-data build [--full-refresh]    run `dbt build` with the configured paths
+    skillwalker-data build                     run `dbt build` with the configured paths
+    skillwalker-data rebuild [--yes]           rebuild the storage tables from the output folder
     skillwalker-data summaries                 run summaries per run and eval
     skillwalker-data run RUN_ID                one run: tests, expectations, judge criteria, files
     skillwalker-data history                   pass rate, flips and flakiness per test
@@ -13,9 +14,8 @@
     skillwalker-data rejected                  input lines that could not be imported
 
 Paths come from options, else the environment (SKILLWALKER_OUTPUT_DIR,
-SKILLWALKER_DATA_DIR, SKILLWALKER_DUCKDB_PATH), else the defaults
-``output``, ``analytics/data`` and ``analytics/skillwalker.duckdb`` relative to
-the dbt project directory. Read commands take ``--format table|json|csv``:
+SKILLWALKER_LAKE_DIR), else the defaults ``output`` and ``analytics/lake``
+relative to the dbt project directory. Read commands take ``--format table|json|csv``:
 a table shows a selection of columns, JSON and CSV every column of the view.
 A user mistake (bad run ID, unknown run, no data built yet) prints one line
 on stderr and exits with status 2; a failed build exits with dbt's status.
@@ -38,8 +38,9 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py import analytics, queries
+from skillwalker_py import analytics, build_state, queries
 from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.lake import LakeConfig
 from skillwalker_py.runid import validate_run_id
 
 __all__ = ["format_rows", "main", "project_dir"]
@@ -72,10 +73,7 @@ def _resolve(value: str | None, env: str, default: str) -> Path:
 def _paths(args: argparse.Namespace) -> dict[str, Path]:
     return {
         "output": _resolve(getattr(args, "output_dir", None), "SKILLWALKER_OUTPUT_DIR", "output"),
-        "data": _resolve(getattr(args, "data_dir", None), "SKILLWALKER_DATA_DIR", "analytics/data"),
-        "duckdb": _resolve(
-            getattr(args, "duckdb", None), "SKILLWALKER_DUCKDB_PATH", "analytics/skillwalker.duckdb"
-        ),
+        "lake": _resolve(getattr(args, "lake_dir", None), "SKILLWALKER_LAKE_DIR", "analytics/lake"),
     }
 
 
@@ -245,14 +243,15 @@ def _emit_sections(
             sys.stdout.write(format_rows(rows, "table", columns, HEADERS))
 
 
-def _data_dir(args: argparse.Namespace) -> Path:
-    """The data directory, or a UsageError when nothing has been built there yet."""
-    data = _paths(args)["data"]
-    con = queries.connect(data)
+def _lake(args: argparse.Namespace) -> LakeConfig:
+    """The lake, or a UsageError when no build has finished there yet."""
+    config = _lake_config(args)
+    con = queries.connect(config)
     if con is None:
-        raise UsageError(f"no built data in {data}: run `skillwalker-data build` first")
+        folder = _paths(args)["lake"]
+        raise UsageError(f"no built data in {folder}: run `skillwalker-data build` first")
     con.close()
-    return data
+    return config
 
 
 # ----------------------------------------------------------------------------- commands
@@ -270,78 +269,75 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_build(args: argparse.Namespace) -> int:
-    paths = _paths(args)
+def _dbt_build(args: argparse.Namespace, paths: dict[str, Path], extra: list[str]) -> int:
     env = dict(os.environ)
     env.update(
         {
             "SKILLWALKER_OUTPUT_DIR": str(paths["output"]),
-            "SKILLWALKER_DATA_DIR": str(paths["data"]),
-            "SKILLWALKER_DUCKDB_PATH": str(paths["duckdb"]),
+            "SKILLWALKER_LAKE_DIR": str(paths["lake"]),
             "DO_NOT_TRACK": "1",
         }
     )
-    env.setdefault(
-        "SKILLWALKER_BUILD_DUCKDB_PATH",
-        str(paths["duckdb"].parent / ".build" / paths["duckdb"].name),
-    )
+    for name in ("SKILLWALKER_LAKE_CATALOG", "SKILLWALKER_LAKE_DATA_PATH"):
+        if getattr(args, "lake_dir", None):  # an explicit folder names the whole lake
+            env.pop(name, None)
     proj = project_dir()
-    if not (args.force or args.full_refresh or args.select or args.dbt_args) and _up_to_date(
-        proj, paths
+    dbt = Path(sys.executable).with_name("dbt")
+    cmd = [str(dbt) if dbt.is_file() else "dbt", "build", "--project-dir", str(proj),
+           "--profiles-dir", str(proj), *extra]  # fmt: skip
+    return subprocess.call(cmd, env=env, cwd=proj)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    paths = _paths(args)
+    proj = project_dir()
+    if not (args.force or args.select or args.dbt_args) and build_state.up_to_date(
+        proj, paths["output"], _lake_config(args)
     ):
         print(
             "skillwalker-data: nothing new to import and the project is unchanged since the "
             "last build whose data tests all passed; dbt not run (--force runs it anyway)"
         )
-        rows = queries.query_sql(paths["data"], "select count(*) as n from rejected_lines")
+        rows = queries.query_sql(_lake_config(args), "select count(*) as n from rejected_lines")
         if rows and rows[0]["n"]:
             n = rows[0]["n"]
             print(f"skillwalker-data: {n} rejected input lines: skillwalker-data rejected")
         return 0
-    dbt = Path(sys.executable).with_name("dbt")
-    cmd = [str(dbt) if dbt.is_file() else "dbt", "build", "--project-dir", str(proj),
-           "--profiles-dir", str(proj)]  # fmt: skip
-    if args.full_refresh:
-        cmd.append("--full-refresh")
+    extra: list[str] = []
     if args.select:
-        cmd += ["--select", *args.select]
-    extra = list(args.dbt_args or [])
-    if extra[:1] == ["--"]:  # argparse keeps the separator; dbt would ignore what follows
-        extra = extra[1:]
-    cmd += extra
-    return subprocess.call(cmd, env=env, cwd=proj)
+        extra += ["--select", *args.select]
+    more = list(args.dbt_args or [])
+    if more[:1] == ["--"]:  # argparse keeps the separator; dbt would ignore what follows
+        more = more[1:]
+    return _dbt_build(args, paths, extra + more)
 
 
-def _up_to_date(proj: Path, paths: dict[str, Path]) -> bool:
-    """True when a `dbt build` would import nothing and check nothing new.
+def _lake_config(args: argparse.Namespace) -> LakeConfig:
+    """The lake of the command: --lake-dir names it whole; else the environment's folder,
+    with SKILLWALKER_LAKE_CATALOG / SKILLWALKER_LAKE_DATA_PATH when set."""
+    config = LakeConfig.from_dir(_paths(args)["lake"])
+    return config if getattr(args, "lake_dir", None) else config.with_env_overrides()
 
-    That is: a published database exists, the project's files are unchanged
-    since the last build whose data tests all passed (storage.test_scope), and
-    no storage table has an import unit to read (storage.pending_units, which
-    also sees runs newly listed in .re-evaluated-runs.json).
-    """
-    import yaml
 
-    from skillwalker_py import storage
-
-    data = str(paths["data"])
-    if storage.published_database(paths["data"]) is None:
-        return False
-    scope = storage.test_scope({"data_dir": data, "project_dir": str(proj), "force_full": False})
-    if scope["full"]:
-        return False
-    spec = yaml.safe_load((proj / "models" / "storage" / "_output__sources.yml").read_text())
-    for source in spec.get("sources", []):
-        for table in source.get("tables", []):
-            meta = table.get("meta") or {}
-            pending = storage.pending_units({
-                "table": table["name"], "data_dir": data, "output_dir": str(paths["output"]),
-                "per_run_file": meta.get("per_run_file"), "legacy_file": meta.get("legacy_file"),
-                "document_dir": meta.get("document_dir"),
-            })  # fmt: skip
-            if pending:
-                return False
-    return True
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    paths = _paths(args)
+    lost = build_state.runs_not_in_output(_lake_config(args), paths["output"])
+    if lost:
+        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+        print(
+            f"skillwalker-data: rebuilding from {paths['output']} loses {len(lost)} run(s) that "
+            f"are in the lake but no longer in the output folder: {shown}"
+        )
+    else:
+        print(f"skillwalker-data: every run in the lake is still in {paths['output']}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("rebuild asks for confirmation: run it on a terminal, or pass --yes")
+        answer = input("Rebuild the storage tables from the output folder? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("skillwalker-data: nothing changed")
+            return 1
+    return _dbt_build(args, paths, ["--vars", "{rebuild_storage: true}"])
 
 
 SUMMARY_COLUMNS = [
@@ -352,7 +348,7 @@ SUMMARY_COLUMNS = [
 
 
 def cmd_summaries(args: argparse.Namespace) -> int:
-    _emit(queries.query_test_run_summaries(_data_dir(args)), args, SUMMARY_COLUMNS)
+    _emit(queries.query_test_run_summaries(_lake(args)), args, SUMMARY_COLUMNS)
     return 0
 
 
@@ -373,7 +369,7 @@ RUN_FILE_COLUMNS = ["eval", "test_name", "file_path", "size_bytes"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     run_id = validate_run_id(args.run_id)
-    details = queries.query_test_run_details(_data_dir(args), run_id)
+    details = queries.query_test_run_details(_lake(args), run_id)
     criteria = [
         {
             **{k: v for k, v in group.items() if k != "criteria"},
@@ -418,7 +414,7 @@ def _with_config(rows: list[Row]) -> list[Row]:
 
 def cmd_history(args: argparse.Namespace) -> int:
     rows = analytics.query_test_history(
-        _data_dir(args), eval=args.eval, current_only=not args.all_configs
+        _lake(args), eval=args.eval, current_only=not args.all_configs
     )
     _emit(_with_config(rows) if args.format == "table" else rows, args, HISTORY_COLUMNS)
     return 0
@@ -431,7 +427,7 @@ FLAKY_COLUMNS = [
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
-    _emit(analytics.query_flaky_tests(_data_dir(args), eval=args.eval), args, FLAKY_COLUMNS)
+    _emit(analytics.query_flaky_tests(_lake(args), eval=args.eval), args, FLAKY_COLUMNS)
     return 0
 
 
@@ -449,13 +445,13 @@ COMPARE_TEST_COLUMNS = [
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.head_run_id is None:
         head = validate_run_id(args.base_run_id)
-        result = analytics.query_previous_run_comparison(_data_dir(args), head)
+        result = analytics.query_previous_run_comparison(_lake(args), head)
         if not result["summary"]:
             raise UsageError(f"run {head} has no earlier run of its evals to compare with")
         title = f"Run {head} against the previous run of each eval"
     else:
         base, head = validate_run_id(args.base_run_id), validate_run_id(args.head_run_id)
-        result = analytics.query_run_comparison(_data_dir(args), base, head)
+        result = analytics.query_run_comparison(_lake(args), base, head)
         title = f"Run {head} against run {base}"
     tests = result["tests"]
     if not args.all:
@@ -483,7 +479,7 @@ LOOP_TRIGGER_COLUMNS = [
 
 def cmd_triggers(args: argparse.Namespace) -> int:
     run_id = validate_run_id(args.run_id) if args.run_id else None
-    data = _data_dir(args)
+    data = _lake(args)
     if args.loops:
         _emit(analytics.query_loop_trigger_metrics(data, run_id), args, LOOP_TRIGGER_COLUMNS)
     else:
@@ -507,10 +503,10 @@ ITERATION_COLUMNS = [
 def _loop_command(kind: analytics.LoopType) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         if args.run_id is None:
-            _emit(analytics.query_loop_health(_data_dir(args), kind), args, LOOP_COLUMNS)
+            _emit(analytics.query_loop_health(_lake(args), kind), args, LOOP_COLUMNS)
             return 0
         run_id = validate_run_id(args.run_id)
-        data = _data_dir(args)
+        data = _lake(args)
         iterations = analytics.query_loop_iterations(data, run_id, kind)
         loops = analytics.query_loop_health(data, kind, run_id)
         _emit_sections(
@@ -529,7 +525,7 @@ REJECTED_COLUMNS = ["source_table", "file", "line", "test_run_id", "reason", "ra
 
 
 def cmd_rejected(args: argparse.Namespace) -> int:
-    _emit(analytics.query_rejected_lines(_data_dir(args)), args, REJECTED_COLUMNS)
+    _emit(analytics.query_rejected_lines(_lake(args)), args, REJECTED_COLUMNS)
     return 0
 
 
@@ -543,10 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--output-dir", help="JSONL input directory (default: output)")
-    common.add_argument("--data-dir", help="Parquet directory (default: analytics/data)")
-    common.add_argument(
-        "--duckdb", help="published DuckDB file (default: analytics/skillwalker.duckdb)"
-    )
+    common.add_argument("--lake-dir", help="the lake's folder (default: analytics/lake)")
     reader = argparse.ArgumentParser(add_help=False, parents=[common])
     reader.add_argument("--format", choices=["table", "json", "csv"], default="table")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -558,7 +551,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("build", parents=[common], help="import new runs and rebuild the views")
-    p.add_argument("--full-refresh", action="store_true", help="re-import everything")
     p.add_argument(
         "--force", action="store_true",
         help="run dbt even when nothing is new and the project is unchanged",
@@ -566,6 +558,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", nargs="+", help="dbt node selection")
     p.add_argument("dbt_args", nargs=argparse.REMAINDER, help="more dbt arguments after --")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser(
+        "rebuild", parents=[common],
+        help="rebuild the storage tables from the output folder (lists the runs it would lose)",
+    )  # fmt: skip
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_rebuild)
 
     p = sub.add_parser("summaries", parents=[reader], help="run summaries per run and eval")
     p.set_defaults(func=cmd_summaries)

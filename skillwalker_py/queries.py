@@ -1,14 +1,14 @@
 """Query functions over the built data (the seed's ``query*`` functions).
 
-Each function reads one of the dbt project's views from the DuckDB file that
-the last successful ``dbt build`` published (see :func:`connect`). The SQL of
+Each function reads one of the dbt project's views from the lake, as of the
+last build that finished (see :func:`connect`). The SQL of
 every view lives only in the dbt project: these functions select from the
 views, they never repeat their definitions.
 
 Missing data behaves as in the seed: before the first build, list queries
 return ``[]`` and detail queries raise :class:`NotFoundError`.
 
->>> query_test_run_summaries("/nonexistent/data")
+>>> query_test_run_summaries("/nonexistent/lake")
 []
 """
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TypedDict, cast
 
 import duckdb
 
 from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.lake import LakeConfig
+from skillwalker_py.lake import connect as lake_connect
 from skillwalker_py.runid import validate_run_id
-from skillwalker_py.storage import published_database
 
 __all__ = [
     "LlmJudgeGroup",
@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
+LakeArg = str | os.PathLike[str] | LakeConfig | None
+"""A lake: its folder, a LakeConfig, or None for the environment's (see skillwalker_py.lake)."""
 
 
 class NotFoundError(SkillwalkerError, LookupError):
@@ -81,32 +83,22 @@ class LoopRunDetails(TypedDict):
     iterations: list[Row]
 
 
-def connect(
-    data_dir: str | os.PathLike[str], *, db_path: str | os.PathLike[str] | None = None
-) -> duckdb.DuckDBPyConnection | None:
-    """A read-only connection to the published database, or None before the first build.
+def connect(lake: LakeArg = None) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to the lake's last finished build, or None before the first.
 
-    The database is the copy that ``dbt build`` publishes at the end of every
-    successful build (``SKILLWALKER_DUCKDB_PATH``, default
-    ``analytics/skillwalker.duckdb``); its location is recorded in
-    ``<data_dir>/_state/published.json``. A build never holds a lock on it, so
-    reading works during a build and sees the previous complete build.
+    ``lake``: the lake's folder (default ``$SKILLWALKER_LAKE_DIR``, else
+    ``analytics/lake``) or a :class:`~skillwalker_py.lake.LakeConfig`. The
+    connection reads one complete build (the snapshot the last build that
+    finished committed; see :mod:`skillwalker_py.lake`) and keeps it while it
+    lives; each query function opens a new one, so it sees the newest build.
+    A build never blocks it.
     """
-    path = Path(db_path) if db_path is not None else published_database(data_dir)
-    if path is None or not path.is_file():
-        return None
-    return duckdb.connect(str(path), read_only=True)
+    return lake_connect(lake)
 
 
-def query_sql(
-    data_dir: str | os.PathLike[str],
-    sql: str,
-    params: Sequence[Any] = (),
-    *,
-    db_path: str | os.PathLike[str] | None = None,
-) -> list[Row]:
+def query_sql(lake: LakeArg, sql: str, params: Sequence[Any] = ()) -> list[Row]:
     """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build)."""
-    con = connect(data_dir, db_path=db_path)
+    con = connect(lake)
     if con is None:
         return []
     try:
@@ -115,26 +107,26 @@ def query_sql(
         con.close()
 
 
-def query_test_run_summaries(data_dir: str | os.PathLike[str]) -> list[Row]:
+def query_test_run_summaries(lake: LakeArg) -> list[Row]:
     """One row per run and eval (view ``test_run_summaries``), newest run first."""
-    return query_sql(data_dir, "select * from test_run_summaries order by test_run_id desc, eval")
+    return query_sql(lake, "select * from test_run_summaries order by test_run_id desc, eval")
 
 
-def query_per_test(data_dir: str | os.PathLike[str]) -> list[Row]:
+def query_per_test(lake: LakeArg) -> list[Row]:
     """One row per test execution (view ``per_test``), newest run first."""
     return query_sql(
-        data_dir, "select * from per_test order by test_run_id desc, eval, test_name"
+        lake, "select * from per_test order by test_run_id desc, eval, test_name"
     )
 
 
-def query_test_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> TestRunDetails:
+def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
     """Per-test summary, expectations, LLM-judge groups and output files of one run.
 
     Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
     ID and :class:`NotFoundError` ("Test run not found: <id>") for an unknown run.
     """
     run_id = validate_run_id(test_run_id)
-    con = connect(data_dir)
+    con = connect(lake)
     if con is None:
         raise NotFoundError(f"Test run not found: {run_id}")
     try:
@@ -173,24 +165,24 @@ def query_test_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -
     }
 
 
-def query_scil_history(data_dir: str | os.PathLike[str]) -> list[Row]:
+def query_scil_history(lake: LakeArg) -> list[Row]:
     """One row per SCIL run (view ``scil_history``), newest first."""
-    return query_sql(data_dir, "select * from scil_history order by test_run_id desc, skill_file")
+    return query_sql(lake, "select * from scil_history order by test_run_id desc, skill_file")
 
 
-def query_acil_history(data_dir: str | os.PathLike[str]) -> list[Row]:
+def query_acil_history(lake: LakeArg) -> list[Row]:
     """One row per ACIL run and agent file (view ``acil_history``), newest first."""
-    return query_sql(data_dir, "select * from acil_history order by test_run_id desc, agent_file")
+    return query_sql(lake, "select * from acil_history order by test_run_id desc, agent_file")
 
 
-def query_scil_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> LoopRunDetails:
+def query_scil_run_details(lake: LakeArg, test_run_id: str) -> LoopRunDetails:
     """Summary and iterations of one SCIL run; NotFoundError "SCIL run not found: <id>"."""
-    return _loop_details(data_dir, test_run_id, "scil")
+    return _loop_details(lake, test_run_id, "scil")
 
 
-def query_acil_run_details(data_dir: str | os.PathLike[str], test_run_id: str) -> LoopRunDetails:
+def query_acil_run_details(lake: LakeArg, test_run_id: str) -> LoopRunDetails:
     """Summary and iterations of one ACIL run; NotFoundError "ACIL run not found: <id>"."""
-    return _loop_details(data_dir, test_run_id, "acil")
+    return _loop_details(lake, test_run_id, "acil")
 
 
 _SUMMARY_COLUMNS = (
@@ -200,10 +192,10 @@ _SUMMARY_COLUMNS = (
 )  # fmt: skip
 
 
-def _loop_details(data_dir: str | os.PathLike[str], test_run_id: str, kind: str) -> LoopRunDetails:
+def _loop_details(lake: LakeArg, test_run_id: str, kind: str) -> LoopRunDetails:
     run_id = validate_run_id(test_run_id)
     label = kind.upper()
-    con = connect(data_dir)
+    con = connect(lake)
     if con is None:
         raise NotFoundError(f"{label} run not found: {run_id}")
     try:

@@ -1,25 +1,36 @@
 {% macro sw_on_run_end(results) -%}
   {#-
-    Unless a model or seed failed: checkpoint the build database and publish it
-    atomically to SKILLWALKER_DUCKDB_PATH (readers keep the previous complete
-    snapshot otherwise). Remember whether every data test passed: after a
-    failure, or a change of the project, the next build tests every run again.
+    After a build, run or seed in which no model or seed failed: DuckLake
+    maintenance (sw_lake_maintenance), then the build's row in sw_builds,
+    committed with the commit message sw_finished_message(): readers
+    (skillwalker_py.lake) attach the lake at the latest snapshot carrying it,
+    so they see complete builds only. A build that failed or was killed
+    leaves readers on the previous finished build; the next build imports
+    what was missed.
   -#}
-  {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'test') -%}
-    {#- the test scope on-run-start decided (and the plugin forgets it now) -#}
-    {%- set scope = sw_call('sw_build_scope', {'finish': true}) -%}
-    {%- set failed_nodes = results | selectattr('node.resource_type', 'in', ['model', 'seed']) | selectattr('status', 'in', ['error', 'skipped']) | list -%}
-    {%- set failed_tests = results | selectattr('node.resource_type', 'equalto', 'test') | selectattr('status', 'in', ['fail', 'error']) | list -%}
-    {%- if failed_nodes or failed_tests -%}
-      {%- do sw_call('sw_forget_tests_passed', {'data_dir': sw_data_dir()}) -%}
-    {%- elif flags.WHICH in ('build', 'test') and not invocation_args_dict.get('select') and not invocation_args_dict.get('exclude') and not invocation_args_dict.get('selector') -%}
-      {%- if scope.started and scope.full -%}
-        {%- do sw_call('sw_record_tests_passed', {'data_dir': sw_data_dir(), 'fingerprint': scope.fingerprint}) -%}
-      {%- endif -%}
-    {%- endif -%}
-    {%- if flags.WHICH != 'test' and not failed_nodes -%}
-      {%- do run_query('checkpoint') -%}
-      {%- do sw_call('sw_publish', {'src': target.path, 'dst': sw_published_db(), 'data_dir': sw_data_dir()}) -%}
+  {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
+    {%- set failed_nodes = results | selectattr('node.resource_type', 'in', ['model', 'seed', 'snapshot']) | selectattr('status', 'in', ['error', 'skipped']) | list -%}
+    {%- set failed_tests = results | selectattr('node.resource_type', 'equalto', 'test') | selectattr('status', 'in', ['fail', 'error', 'skipped']) | list -%}
+    {%- set selected = invocation_args_dict.get('select') or invocation_args_dict.get('exclude') or invocation_args_dict.get('selector') -%}
+    {%- set tests_passed = flags.WHICH == 'build' and not failed_tests and not selected -%}
+    {%- if not failed_nodes -%}
+      {%- do sw_lake_maintenance() -%}
+      {%- set log = sw_lake_table('sw_import_log') -%}
+      {%- set info = {'build_id': invocation_id} -%}
+      {%- call statement('sw_finish_build', auto_begin=false) -%}
+        begin transaction;
+        insert into {{ sw_lake_table('sw_builds') }} by name
+        select s.build_id, {{ sw_sql_string(flags.WHICH) }} as command, s.started_at, now() as finished_at,
+               (select count(distinct r) from (select unnest(runs) as r from {{ log }} where build_id = s.build_id and kind = 'rows')) as runs_imported,
+               (select count(*) from {{ log }} where build_id = s.build_id and kind = 'rows') as files_read,
+               (select coalesce(sum(lines_rejected), 0) from {{ log }} where build_id = s.build_id) as lines_rejected,
+               s.full_check as full_tests, {{ 'true' if tests_passed else 'false' }} as tests_passed,
+               s.project_fingerprint
+        from memory.main.sw_build_state as s;
+        call {{ target.database }}.set_commit_message('skillwalker', {{ sw_sql_string(sw_finished_message()) }},
+                                                      extra_info => {{ sw_sql_string(tojson(info)) }});
+        commit;
+      {%- endcall -%}
     {%- endif -%}
   {%- endif -%}
   select 1

@@ -1,18 +1,17 @@
 {% macro sw_on_run_start() -%}
   {#-
-    For commands that write (build, run, seed): take the data directory's build
-    lock (released when the process exits). For build and test: decide the data
-    tests' scope (every run, or only the runs this build imports; see
-    sw_test_scope_filter).
+    For commands that write (build, run, seed): take the lake's build lock
+    (released when the process exits) and create the lake's bookkeeping
+    tables. For build, run, seed and test: decide the data tests' scope
+    (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
-    {%- do sw_call('sw_lock', {'data_dir': sw_data_dir(), 'timeout': var('lock_timeout_seconds', 30)}) -%}
+    {%- do sw_call('sw_lock', {'timeout': var('lock_timeout_seconds', none)}) -%}
+    {%- do run_query(sw_create_lake_tables()) -%}
+    {%- do sw_set_lake_options() -%}
   {%- endif -%}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'test') -%}
-    {%- set force_full = var('full_tests', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
-    {#- remembered by the plugin for this process: sw_build_scope -#}
-    {%- do sw_call('sw_test_scope', {'data_dir': sw_data_dir(), 'project_dir': sw_project_dir(),
-                                               'force_full': force_full}) -%}
+    {%- do run_query(sw_test_scope_sql()) -%}
   {%- endif -%}
   select 1
 {%- endmacro %}

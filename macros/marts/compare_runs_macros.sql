@@ -10,8 +10,8 @@
   its parameters for unqualified column names). Table names are resolved where
   the macro is called: the published database must be the default database.
 -#}
-{%- set status = ref('test_run_status').include(database=False) -%}
-{%- set schema = adapter.quote(this.schema) -%}
+{%- set status = ref('test_run_status') -%}
+{%- set schema = adapter.quote(this.database) ~ '.' ~ adapter.quote(this.schema) -%}
 {%- set pairs -%}
     select h.eval, b.test_run_id as base_run_id, h.test_run_id as head_run_id
     from (

@@ -10,8 +10,8 @@
   database name because a table macro resolves names where it is called (the
   published database has another file name than the build database).
 -#}
-{%- set status_view = ref('test_run_status').include(database=False) -%}
-{%- set changes = ref('run_status_changes').include(database=False) -%}
+{%- set status_view = ref('test_run_status') -%}
+{%- set changes = ref('run_status_changes') -%}
 with pairs as (
     {% if pairs is string %}{{ pairs }}{% else %}select eval, base_run_id, head_run_id from {{ pairs }}{% endif %}
 ),

@@ -6,7 +6,7 @@
   query with the run_comparison columns (run_pair_comparison). Columns named
   base_run_id or head_run_id are qualified, as in run_pair_comparison.
 -#}
-{%- set summaries_view = ref('test_run_summaries').include(database=False) -%}
+{%- set summaries_view = ref('test_run_summaries') -%}
 with changes as (
     select
         r.test_run_id,

@@ -1,5 +1,4 @@
-{%- set tables = ['test_config', 'test_run', 'test_results', 'output_files',
-                  'scil_iteration', 'scil_summary', 'acil_iteration', 'acil_summary'] -%}
--- depends_on: {{ ref('test_config') }}, {{ ref('test_run') }}, {{ ref('test_results') }}, {{ ref('output_files') }}
--- depends_on: {{ ref('scil_iteration') }}, {{ ref('scil_summary') }}, {{ ref('acil_iteration') }}, {{ ref('acil_summary') }}
-{{ rejected_lines_sql(tables) }}
+-- One row per input line that could not be imported, as of the last read of
+-- its file (sw_rejected_lines, written with the rows of the same read).
+select source_table, file, line, test_run_id, reason, raw, build_id
+from {{ source('lake', 'sw_rejected_lines') }}

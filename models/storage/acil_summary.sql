@@ -1,5 +1,4 @@
-{{ config(source_table='acil_summary', unique_key=['test_run_id']) }}
--- depends_on: {{ source('output', 'acil_summary') }}
+{{ config(row_key=['test_run_id']) }}
 select
     test_run_id,
     eval,
@@ -15,4 +14,4 @@ select
     status,
     started_at,
     finished_at
-from {{ sw_batch() }}
+from {{ source('output', 'acil_summary') }}

@@ -1,5 +1,4 @@
-{{ config(source_table='output_files', unique_key=['test_run_id', 'test_case', 'file_path']) }}
--- depends_on: {{ source('output', 'output_files') }}
+{{ config(row_key=['test_run_id', 'test_case', 'file_path']) }}
 select
     test_run_id,
     test_case,
@@ -7,7 +6,7 @@ select
     test_name,
     file_path,
     file_content
-from {{ sw_batch() }}
+from {{ source('output', 'output_files') }}
 -- a file captured twice for one test execution: the later line wins
 qualify row_number() over (
     partition by test_run_id, test_case, file_path

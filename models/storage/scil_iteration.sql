@@ -1,5 +1,4 @@
-{{ config(source_table='scil_iteration', unique_key=['test_run_id', 'skill_file', 'iteration']) }}
--- depends_on: {{ source('output', 'scil_iteration') }}
+{{ config(row_key=['test_run_id', 'skill_file', 'iteration']) }}
 select
     test_run_id,
     eval,
@@ -11,7 +10,7 @@ select
     test_accuracy,
     train_results,
     test_results
-from {{ sw_batch() }}
+from {{ source('output', 'scil_iteration') }}
 -- an iteration written twice: the later line wins
 qualify row_number() over (
     partition by test_run_id, skill_file, iteration

@@ -1,5 +1,4 @@
-{{ config(source_table='test_config', unique_key=['test_run_id', 'test_case']) }}
--- depends_on: {{ source('output', 'test_config') }}
+{{ config(row_key=['test_run_id', 'test_case']) }}
 select
     test_run_id,
     test_case,
@@ -13,7 +12,7 @@ select
     coalesce(model, 'sonnet') as model,
     scaffold,
     expect
-from {{ sw_batch() }}
+from {{ source('output', 'test_config') }}
 -- a test case written twice in one run: the later line wins
 qualify row_number() over (
     partition by test_run_id, test_case order by _sw_line desc nulls last, md5(expect::varchar || coalesce(prompt, ''))

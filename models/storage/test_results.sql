@@ -1,5 +1,4 @@
-{{ config(source_table='test_results', unique_key=['test_run_id', 'test_case', 'expect_index', 'evaluated_at']) }}
--- depends_on: {{ source('output', 'test_results') }}
+{{ config(row_key=['test_run_id', 'test_case', 'expect_index', 'evaluated_at']) }}
 select
     test_run_id,
     test_case,
@@ -20,7 +19,7 @@ select
     threshold,
     score,
     criteria
-from {{ sw_batch() }}
+from {{ source('output', 'test_results') }}
 -- a re-evaluation appends new lines: per expectation, the latest evaluation wins
 qualify row_number() over (
     partition by test_run_id, test_case, expect_index

@@ -1,5 +1,4 @@
-{{ config(source_table='test_run', unique_key=['test_run_id', 'test_case']) }}
--- depends_on: {{ source('output', 'test_run') }}
+{{ config(row_key=['test_run_id', 'test_case']) }}
 select
     test_run_id,
     test_case,
@@ -20,7 +19,7 @@ select
     try_cast(usage ->> '$.output_tokens' as BIGINT) as output_tokens,
     try_cast(usage ->> '$.cache_creation_input_tokens' as BIGINT) as cache_creation_input_tokens,
     try_cast(usage ->> '$.cache_read_input_tokens' as BIGINT) as cache_read_input_tokens
-from {{ sw_batch() }}
+from {{ source('output', 'test_run') }}
 -- several result events for one test execution (a retried runner): a real
 -- result wins over an infrastructure error, then the later line
 qualify row_number() over (

@@ -1,0 +1,23 @@
+{% macro sw_create_lake_tables() -%}
+{#-
+  The lake's bookkeeping tables (sources `lake.*` in models/storage/_lake__sources.yml):
+    sw_import_log      one row per input file a build read (append-only)
+    sw_rejected_lines  the rejected lines of the files last read
+    sw_builds          one row per finished build; its snapshot is what readers see
+  and, on a new lake, the target size of its Parquet files.
+-#}
+create table if not exists {{ sw_lake_table('sw_import_log') }} (
+    build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT, modified_at TIMESTAMPTZ,
+    key VARCHAR, run_from_path VARCHAR, kind VARCHAR, rows_staged BIGINT, lines_rejected BIGINT,
+    runs VARCHAR[], imported_at TIMESTAMPTZ
+);
+create table if not exists {{ sw_lake_table('sw_rejected_lines') }} (
+    source_table VARCHAR, file VARCHAR, line BIGINT, test_run_id VARCHAR, reason VARCHAR,
+    raw VARCHAR, build_id VARCHAR
+);
+create table if not exists {{ sw_lake_table('sw_builds') }} (
+    build_id VARCHAR, command VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
+    runs_imported BIGINT, files_read BIGINT, lines_rejected BIGINT,
+    full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR
+)
+{%- endmacro %}

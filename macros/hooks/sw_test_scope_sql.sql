@@ -1,0 +1,40 @@
+{% macro sw_test_scope_sql() -%}
+{#-
+  The data tests' scope for this dbt process, in its in-memory database:
+
+    memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint
+    memory.main.sw_test_scope   the runs the data tests check
+
+  Data tests of models whose rows of one run depend only on that run's input
+  check the runs imported by builds that did not end with every data test
+  passing (this build's included, as its models commit them): a build's cost
+  grows with its new data, not with the history. Cross-run views are checked
+  when `full_check` is true. Every run is checked (`full_check`) on the first build, when
+  the project's files changed since the last build whose tests all passed,
+  when that build's tests did not all pass, with --full-refresh, var
+  rebuild_storage or full_tests, and under `dbt test`.
+-#}
+{%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir()}) -%}
+{%- set forced = var('full_tests', false) or var('rebuild_storage', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
+{%- set builds = sw_lake_table('sw_builds') -%}
+{%- set log = sw_lake_table('sw_import_log') -%}
+{%- set lake_ready = load_relation(api.Relation.create(database=target.database, schema=target.schema, identifier='sw_builds')) is not none -%}
+create or replace table memory.main.sw_build_state as
+select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
+       {{ sw_sql_string(fingerprint) }} as project_fingerprint,
+       {%- if forced or not lake_ready %} true
+       {%- else %} coalesce((
+         select not (tests_passed and project_fingerprint = {{ sw_sql_string(fingerprint) }})
+         from {{ builds }} order by finished_at desc limit 1), true)
+       {%- endif %} as full_check;
+
+create or replace view memory.main.sw_test_scope as
+{%- if lake_ready %}
+select distinct unnest(runs) as test_run_id
+from {{ log }}
+where (select full_check from memory.main.sw_build_state)
+   or build_id not in (select build_id from {{ builds }} where tests_passed)
+{%- else %}
+select NULL::VARCHAR as test_run_id where false
+{%- endif %}
+{%- endmacro %}

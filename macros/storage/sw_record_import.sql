@@ -1,0 +1,33 @@
+{% macro sw_record_import(table) -%}
+{#-
+  post-hook of every storage model, inside the model's transaction: the files
+  sw_stage read go to the import log and their rejected lines to
+  sw_rejected_lines (replacing the rejected lines of an earlier read of the
+  same file), so the rows, the log and the rejects commit as one DuckLake
+  snapshot. A build killed before the commit leaves none of them.
+-#}
+{%- if not execute -%}{{ return('select 1') }}{%- endif -%}
+{%- set full = should_full_refresh() -%}
+delete from {{ sw_lake_table('sw_rejected_lines') }}
+where source_table = {{ sw_sql_string(table) }}
+  {%- if not full %}
+  and file in (select path from memory.main._sw_files_{{ table }} where kind = 'rows')
+  {%- endif %};
+
+insert into {{ sw_lake_table('sw_rejected_lines') }} by name
+select source_table, file, line, test_run_id, reason, raw, {{ sw_sql_string(invocation_id) }} as build_id
+from memory.main._sw_rejects_{{ table }};
+
+insert into {{ sw_lake_table('sw_import_log') }} by name
+select {{ sw_sql_string(invocation_id) }} as build_id, {{ sw_sql_string(table) }} as source_table,
+       path as file, size, modified_at, key, run_from_path, kind, rows_staged, lines_rejected, runs,
+       now() as imported_at
+from memory.main._sw_files_{{ table }}
+{%- endmacro %}
+
+{% macro sw_drop_stage(table) -%}
+  {#- post-hook outside the model's transaction: drop what sw_stage staged. -#}
+  drop table if exists memory.main._sw_files_{{ table }};
+  drop table if exists memory.main._sw_rejects_{{ table }};
+  drop table if exists memory.main._sw_batch_{{ table }}
+{%- endmacro %}

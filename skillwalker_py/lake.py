@@ -1,0 +1,207 @@
+"""The lake: where the built data lives, and how to read a complete build of it.
+
+Every table and view of the dbt project lives in a DuckLake lake: a catalog
+(embedded: a SQLite file, which readers can read while a build writes) and a
+folder of Parquet files. dbt attaches it as ``lake`` (``profiles.yml``);
+readers attach it read-only at the snapshot of the last *finished* build,
+the latest snapshot whose commit message is :data:`FINISHED_MESSAGE`, which
+the build commits last (``macros/hooks/sw_on_run_end.sql``). A reader so
+never sees a build half done, and keeps its snapshot for as long as its
+connection lives (while the snapshot is retained, see the README).
+
+Configuration, resolved the same way as ``profiles.yml`` does:
+
+=============================  ==========================================
+``SKILLWALKER_LAKE_DIR``       folder of the embedded lake (``analytics/lake``)
+``SKILLWALKER_LAKE_CATALOG``   DuckLake catalog (``sqlite:<lake dir>/catalog.sqlite``)
+``SKILLWALKER_LAKE_DATA_PATH`` Parquet data path (``<lake dir>/data/``)
+=============================  ==========================================
+
+The DuckLake and SQLite extensions are loaded from their PyPI packages
+(``duckdb-extension-ducklake``, ``duckdb-extension-sqlite-scanner``), never
+downloaded; DuckDB checks their signatures as usual.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from skillwalker_py.errors import SkillwalkerError
+
+__all__ = [
+    "ALIAS",
+    "FINISHED_MESSAGE",
+    "LakeConfig",
+    "LakeError",
+    "connect",
+    "finished_snapshot",
+    "load_extensions",
+]
+
+ALIAS = "lake"
+"""The name the lake is attached as. The views refer to their tables as ``lake.main.<name>``."""
+FINISHED_MESSAGE = "skillwalker build finished"
+"""Commit message of a finished build's last snapshot (``macros/hooks/sw_finished_message.sql``)."""
+DEFAULT_LAKE_DIR = "analytics/lake"
+
+
+class LakeError(SkillwalkerError):
+    """The lake cannot be opened (a missing extension, a broken catalog, an unknown build)."""
+
+
+def _extension_file(module: Any, name: str) -> str:
+    folder = Path(module.__file__).parent / "extensions"
+    version = duckdb.__version__
+    path = folder / f"v{version}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        found = sorted(p.parent.name for p in folder.glob(f"*/{name}.duckdb_extension"))
+        raise LakeError(
+            f"the {name} extension for DuckDB {version} is not installed (found: "
+            f"{', '.join(found) or 'none'}); install duckdb-extension-{name.replace('_', '-')}"
+            f"=={version}"
+        )
+    return str(path)
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
+    """LOAD the DuckLake and SQLite extensions from their installed PyPI packages."""
+    import duckdb_extension_ducklake  # type: ignore[import-untyped]
+    import duckdb_extension_sqlite_scanner  # type: ignore[import-untyped]
+
+    for module, name in (
+        (duckdb_extension_ducklake, "ducklake"),
+        (duckdb_extension_sqlite_scanner, "sqlite_scanner"),
+    ):
+        path = _extension_file(module, name).replace("'", "''")
+        con.execute(f"LOAD '{path}'")
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True)
+class LakeConfig:
+    """Where a lake is: its DuckLake catalog and its data path.
+
+    ``catalog`` is what follows ``ducklake:`` in an ATTACH (``sqlite:/path``,
+    ``postgres:dbname=...``); ``data_path`` ends with ``/``.
+    """
+
+    catalog: str
+    data_path: str
+
+    @classmethod
+    def from_dir(cls, lake_dir: str | os.PathLike[str]) -> LakeConfig:
+        """The embedded lake in ``lake_dir``: ``catalog.sqlite`` and ``data/``."""
+        root = Path(lake_dir).absolute()
+        return cls(catalog=f"sqlite:{root / 'catalog.sqlite'}", data_path=f"{root / 'data'}/")
+
+    @classmethod
+    def resolve(
+        cls,
+        lake: str | os.PathLike[str] | LakeConfig | None = None,
+        *,
+        base: str | os.PathLike[str] | None = None,
+    ) -> LakeConfig:
+        """The lake named by ``lake`` (a folder or a LakeConfig), else by the environment.
+
+        A relative folder resolves against ``base`` (default: the current
+        directory). ``SKILLWALKER_LAKE_CATALOG`` and
+        ``SKILLWALKER_LAKE_DATA_PATH`` override the catalog and data path of
+        a lake given by the environment.
+        """
+        if isinstance(lake, LakeConfig):
+            return lake
+        env_dir = os.environ.get("SKILLWALKER_LAKE_DIR")
+        folder = Path(lake if lake is not None else env_dir or DEFAULT_LAKE_DIR)
+        if not folder.is_absolute():
+            folder = Path(base or os.getcwd()) / folder
+        config = cls.from_dir(folder)
+        return config.with_env_overrides() if lake is None else config
+
+    def with_env_overrides(self) -> LakeConfig:
+        """This lake with ``SKILLWALKER_LAKE_CATALOG`` / ``SKILLWALKER_LAKE_DATA_PATH`` when set."""
+        catalog = os.environ.get("SKILLWALKER_LAKE_CATALOG")
+        data_path = os.environ.get("SKILLWALKER_LAKE_DATA_PATH")
+        return LakeConfig(
+            catalog=catalog or self.catalog,
+            data_path=(data_path.rstrip("/") + "/") if data_path else self.data_path,
+        )
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The catalog file of an embedded (SQLite) lake, else None."""
+        return Path(self.catalog[len("sqlite:"):]) if self.catalog.startswith("sqlite:") else None
+
+    @property
+    def lock_file(self) -> Path | None:
+        """The build lock of an embedded lake: ``.build.lock`` beside its catalog."""
+        sqlite = self.sqlite_file
+        return sqlite.with_name(".build.lock") if sqlite is not None else None
+
+    def exists(self) -> bool:
+        """False for an embedded lake whose catalog file does not exist yet."""
+        sqlite = self.sqlite_file
+        return sqlite is None or sqlite.is_file()
+
+    def attach_sql(
+        self, alias: str = ALIAS, *, read_only: bool = True, snapshot: int | None = None
+    ) -> str:
+        """The ATTACH statement (the data path is always given: a moved lake still reads)."""
+        options = [f"DATA_PATH {_sql_string(self.data_path)}", "OVERRIDE_DATA_PATH true"]
+        if read_only:
+            options.insert(0, "READ_ONLY")
+        if snapshot is not None:
+            options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
+        return (
+            f"ATTACH {_sql_string('ducklake:' + self.catalog)} AS {alias} ({', '.join(options)})"
+        )
+
+
+def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
+    """The snapshot of the last finished build of the lake attached as ``alias``, or None."""
+    row = con.execute(
+        f"select max(snapshot_id) from ducklake_snapshots({_sql_string(alias)}) "
+        "where commit_message = ?",
+        [FINISHED_MESSAGE],
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def connect(
+    lake: str | os.PathLike[str] | LakeConfig | None = None,
+    *,
+    snapshot: int | None = None,
+) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to the last finished build (or ``snapshot``), or None.
+
+    None when the lake has no finished build yet. The lake is attached as
+    ``lake`` and made the default database, so ``select * from per_test``
+    works. The connection keeps its snapshot however many builds follow; a
+    new connection sees the newest finished build.
+    """
+    config = LakeConfig.resolve(lake)
+    if not config.exists():
+        return None
+    con = duckdb.connect()
+    try:
+        load_extensions(con)
+        if snapshot is None:
+            con.execute(config.attach_sql("sw_head"))
+            snapshot = finished_snapshot(con, "sw_head")
+            con.execute("DETACH sw_head")
+            if snapshot is None:
+                con.close()
+                return None
+        con.execute(config.attach_sql(ALIAS, snapshot=snapshot))
+        con.execute(f"USE {ALIAS}")
+    except duckdb.Error as exc:
+        con.close()
+        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
+    return con
