@@ -14,6 +14,7 @@ that take and return JSON text:
   (:func:`skillwalker_py.ingest.plan_sql`, a pure function);
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
 - ``sw_lock``: hold the embedded lake's build lock for this process;
+- ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
 - ``sw_project_fingerprint``: a hash of the project's files (data-test scope).
 """
 
@@ -70,6 +71,9 @@ class Plugin(BasePlugin):
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),
             "sw_lock": _json_udf(self._lock),
+            "sw_check_replace_run_ids": _json_udf(
+                lambda args: ingest.check_replace_run_ids(args["replace_run_ids"])
+            ),
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(args["project_dir"])
             ),

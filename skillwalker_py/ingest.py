@@ -38,16 +38,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
-from skillwalker_py.runid import validate_run_id
+from skillwalker_py.runid import is_valid_run_id
 
 __all__ = [
     "IMPORT_LOG",
     "LEGACY_UNIT",
     "RAW_TEXT_LIMIT",
     "BuildLockError",
+    "ReplaceRunIdsError",
     "acquire_lock",
+    "check_replace_run_ids",
     "plan_sql",
     "project_fingerprint",
     "sanitize",
@@ -65,6 +67,16 @@ class BuildLockError(SkillwalkerError):
     """Another build holds the lake's build lock."""
 
 
+class ReplaceRunIdsError(InvalidRunIdError):
+    """A value of the ``replace_run_ids`` var is not a run ID."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        SkillwalkerError.__init__(
+            self, f"replace_run_ids: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
+        )
+
+
 def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -76,6 +88,14 @@ def _sql_list(values: list[str]) -> str:
 def _glob_escape(path: str) -> str:
     """A literal path as a DuckDB glob (``*``, ``?`` and ``[`` matched as themselves)."""
     return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
+def check_replace_run_ids(values: list[Any]) -> list[str]:
+    """The ``replace_run_ids`` var, every value a valid run ID, else one clear error."""
+    for value in values:
+        if not is_valid_run_id(value):
+            raise ReplaceRunIdsError(value)
+    return [str(v) for v in values]
 
 
 def plan_sql(args: dict[str, Any]) -> str:
@@ -96,7 +116,7 @@ def plan_sql(args: dict[str, Any]) -> str:
     out = str(args["output_dir"]).rstrip("/")
     table = str(args["table"])
     log = args.get("log", IMPORT_LOG)
-    replace = [validate_run_id(str(r)) for r in args.get("replace_run_ids") or []]
+    replace = check_replace_run_ids(args.get("replace_run_ids") or [])
     globs: list[str] = []
     run_expr = "NULL::VARCHAR"
     if args.get("per_run_file"):

@@ -1,9 +1,9 @@
 """Fixtures for tests that run the real `dbt build` in temp directories.
 
-`project` gives a :class:`DbtProject`: its own output, data and DuckDB paths
-under ``tmp_path``, its own dbt target and log directories (so tests never
-share state or write into the checkout), and helpers to write JSONL, build
-and query the published database.
+`project` gives a :class:`DbtProject`: its own output folder and lake under
+``tmp_path``, its own dbt target and log directories (so tests never share
+state or write into the checkout), and helpers to write JSONL, build and
+query the lake as readers see it (the last finished build).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 import duckdb
 import pytest
 
+from skillwalker_py import lake
+
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
 
@@ -30,22 +32,16 @@ class DbtProject:
 
     root: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    project_dir: Path = REPO
+    """The dbt project (a copy of the checkout where a test changes a model)."""
 
     @property
     def output_dir(self) -> Path:
         return self.root / "output"
 
     @property
-    def data_dir(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def db_path(self) -> Path:
-        return self.root / "db" / "skillwalker.duckdb"
-
-    @property
-    def build_db_path(self) -> Path:
-        return self.root / "db" / ".build" / "skillwalker.duckdb"
+    def lake_dir(self) -> Path:
+        return self.root / "lake"
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -53,11 +49,10 @@ class DbtProject:
             {
                 "DO_NOT_TRACK": "1",
                 "SKILLWALKER_OUTPUT_DIR": str(self.output_dir),
-                "SKILLWALKER_DATA_DIR": str(self.data_dir),
-                "SKILLWALKER_DUCKDB_PATH": str(self.db_path),
-                "SKILLWALKER_BUILD_DUCKDB_PATH": str(self.build_db_path),
+                "SKILLWALKER_LAKE_DIR": str(self.lake_dir),
                 "DBT_LOG_PATH": str(self.root / "logs"),
                 "DBT_TARGET_PATH": str(self.root / "target"),
+                "SKILLWALKER_PROJECT_DIR": str(self.project_dir),
             }
         )
         env.update(self.extra_env)
@@ -65,7 +60,7 @@ class DbtProject:
 
     def dbt_command(self, command: str, *args: str) -> list[str]:
         """argv of a dbt command; ``command`` may hold a subcommand (``"docs generate"``)."""
-        flags = ["--project-dir", str(REPO), "--profiles-dir", str(REPO)]
+        flags = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
         return [str(DBT), *command.split(), *flags, *args]
 
     def dbt(self, command: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -85,16 +80,23 @@ class DbtProject:
     def build(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return self.dbt("build", *args, check=check)
 
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A reader's connection: the last finished build (fails the test before any)."""
+        con = lake.connect(self.lake_dir)
+        if con is None:
+            pytest.fail(f"no finished build in {self.lake_dir}")
+        return con
+
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of SQL over the published database (what readers see)."""
-        con = duckdb.connect(str(self.db_path), read_only=True)
+        """Rows of SQL over the last finished build (what readers see)."""
+        con = self.connect()
         try:
             return con.execute(sql, list(params)).fetchall()
         finally:
             con.close()
 
     def query_dicts(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        con = duckdb.connect(str(self.db_path), read_only=True)
+        con = self.connect()
         try:
             cur = con.execute(sql, list(params))
             names = [d[0] for d in cur.description or []]

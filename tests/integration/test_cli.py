@@ -24,8 +24,8 @@ from typing import Any
 import duckdb
 import pytest
 
+from skillwalker_py import lake
 from skillwalker_py.sample import generate_sample
-from skillwalker_py.storage import PUBLISHED_POINTER
 
 from .conftest import DbtProject
 
@@ -212,17 +212,21 @@ def test_user_mistakes_are_one_line(
 @pytest.mark.parametrize("command", ["summaries", "history", "flaky", "rejected", "run"])
 def test_no_built_data(cli: Cli, tmp_path: Path, command: str) -> None:
     args = [command, "20260301T090000"] if command == "run" else [command]
-    proc = cli(*args, code=2, env={"SKILLWALKER_DATA_DIR": str(tmp_path / "empty")})
+    proc = cli(*args, code=2, env={"SKILLWALKER_LAKE_DIR": str(tmp_path / "empty")})
     assert proc.stderr.count("\n") == 1 and "no built data" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_database_without_the_views(cli: Cli, tmp_path: Path) -> None:
-    """A database published by an older build (no analytics views): one line, exit 2."""
-    db = tmp_path / "old.duckdb"
-    duckdb.connect(str(db)).close()
-    state = tmp_path / "data" / "_state"
-    state.mkdir(parents=True)
-    (state / PUBLISHED_POINTER).write_text(json.dumps({"duckdb": str(db)}), encoding="utf-8")
-    proc = cli("flaky", code=2, env={"SKILLWALKER_DATA_DIR": str(tmp_path / "data")})
+    """A lake whose finished build has no analytics views (an older project): one line, exit 2."""
+    config = lake.LakeConfig.from_dir(tmp_path / "old")
+    (tmp_path / "old").mkdir()
+    con = duckdb.connect()
+    lake.load_extensions(con)
+    con.execute(config.attach_sql(read_only=False))
+    con.execute("begin; create table lake.main.t (a int)")
+    con.execute("call lake.set_commit_message('skillwalker', ?)", [lake.FINISHED_MESSAGE])
+    con.execute("commit")
+    con.close()
+    proc = cli("flaky", code=2, env={"SKILLWALKER_LAKE_DIR": str(tmp_path / "old")})
     assert proc.stderr.count("\n") == 1 and "run `skillwalker-data build`" in proc.stderr

@@ -19,13 +19,14 @@ def test_sample_builds_and_every_view_answers(project: DbtProject) -> None:
         assert v in views
     (executions,) = project.query("select count(*) from test_run")[0]
     assert executions == summary.test_executions
-    rows = queries.query_test_run_summaries(project.data_dir)
+    rows = queries.query_test_run_summaries(project.lake_dir)
     assert {r["test_run_id"] for r in rows} == set(summary.run_ids)
 
 
-def test_relative_paths_resolve_against_the_project_not_the_cwd(project: DbtProject) -> None:
-    """`dbt build --project-dir <relative>` from elsewhere: relative vars and env paths
-    are read and written relative to the project directory."""
+def test_relative_paths_of_plain_dbt(project: DbtProject) -> None:
+    """`dbt build --project-dir <relative>` from elsewhere: the output_dir var resolves
+    against the project directory (macros/paths); the lake folder, which dbt-duckdb
+    attaches from the profile, against the current directory (documented in README)."""
     import os
     import subprocess
 
@@ -34,21 +35,15 @@ def test_relative_paths_resolve_against_the_project_not_the_cwd(project: DbtProj
     generate_sample(project.output_dir, runs=1)
     cwd = project.root / "elsewhere"
     cwd.mkdir()
-
-    def rel(p: Path) -> str:
-        return os.path.relpath(p, REPO)
-
     env = project.env()
-    env["SKILLWALKER_DUCKDB_PATH"] = rel(project.db_path)
+    env["SKILLWALKER_LAKE_DIR"] = "lake-here"
     env.pop("SKILLWALKER_OUTPUT_DIR")
-    env.pop("SKILLWALKER_DATA_DIR")
-    vars_ = f"{{output_dir: '{rel(project.output_dir)}', data_dir: '{rel(project.data_dir)}'}}"
+    vars_ = f"{{output_dir: '{os.path.relpath(project.output_dir, REPO)}'}}"
     cmd = project.dbt_command("build", "--vars", vars_)
     cmd[cmd.index("--project-dir") + 1] = os.path.relpath(REPO, cwd)
     proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (project.data_dir / "_state" / "test_run.json").is_file()
-    assert project.db_path.is_file()
-    (n,) = project.query("select count(*) from test_run")[0]
-    assert n > 0
-    assert not (cwd / "analytics" / "data").exists()
+    assert (cwd / "lake-here" / "catalog.sqlite").is_file()
+    assert not (REPO / "lake-here").exists()
+    rows = queries.query_sql(cwd / "lake-here", "select count(*) as n from test_run")
+    assert rows[0]["n"] > 0

@@ -1,4 +1,13 @@
-"""Concurrent use: two builds on the same paths, and readers during builds.
+"""Concurrent and long-lived use of one lake, and lakes that move or multiply.
+
+* two builds on one lake: the second waits for the first, or stops with a
+  message naming it; nothing is lost or doubled;
+* readers (plain SQL and the query functions) during builds see complete
+  builds only, a long-lived process sees each new build, and a connection
+  kept open keeps reading its build while later builds happen;
+* two lakes from one checkout never mix; a lake folder moved elsewhere reads;
+* the lake is the system of record: runs pruned from output/ stay, also when
+  a storage model of the project changes.
 
 (Parallel writers of the same JSONL file are covered by
 ``tests/python/test_jsonl.py::test_concurrent_appends_of_long_lines_never_interleave``.)
@@ -17,24 +26,15 @@ from typing import Any
 
 import duckdb
 import pytest
+from integration.conftest import REPO
 
-from skillwalker_py import queries
+from skillwalker_py import lake, queries
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from ._harness import (
-    Project,
-    Running,
-    Snapshot,
-    cleaned_up,
-    diff,
-    files_named_by_state,
-    files_named_by_views,
-    relations,
-    snapshot_connection,
-    unreadable,
-)
+from ._harness import Project, Running, Snapshot, cleaned_up, diff, relations, snapshot_connection
 
-START_HOOK = "START hook: skillwalker.on-run-start"
+MODEL_STARTED = "START sql incremental model"
+LOCKED_OUT = "another skillwalker build is running"
 
 
 @dataclass
@@ -59,139 +59,61 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Input:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory, history: Input) -> Snapshot:
-    """A clean build of the full input (the published views are independent of the paths)."""
+    """A clean build of the full input (what readers see does not depend on the paths)."""
     clean = Project(tmp_path_factory.mktemp("clean") / "clean", output=history.full)
     clean.run_build()
-    return relations(clean.db_path)
+    return relations(clean.lake_dir)
 
 
-def _intact(project: Project, expected: Snapshot) -> list[str]:
-    problems = unreadable(files_named_by_views(project.db_path)
-                          | files_named_by_state(project.data_dir))
-    seen = relations(project.db_path)
-    if seen != expected:
-        problems.append("differs from a clean build:\n" + diff(seen, expected))
-    return problems
-
-
-def _wait_until_held(running: Running, gate: Path) -> None:
-    reached = Path(f"{gate}.reached")
-    deadline = time.monotonic() + 300
-    while not reached.exists():
-        assert running.proc.poll() is None and time.monotonic() < deadline, running.output()
-        time.sleep(0.02)
-
-
-def _second_during_first(first: Project, second: Project,
-                         *second_args: str) -> tuple[Running, Running]:
-    """Start a build, hold it at its first commit, run a second one meanwhile, then release."""
-    gate = first.root / "gate"
-    a = first.start(pause_at=f"before-replace|/_state/|{gate}")
-    with cleaned_up(a):
-        _wait_until_held(a, gate)
-        b = second.start(*second_args)
-        with cleaned_up(b):
-            # The build lock is taken while dbt renders the on-run-start hook, right
-            # after it prints "Concurrency:"; give the second build time to get there.
-            b.wait_for("Concurrency:")
-            time.sleep(1.5)
-            gate.touch()
-            a.wait(timeout=300)
-            b.wait(timeout=300)
-    return a, b
+def _frozen_holding_the_lock(project: Project) -> Running:
+    """Start a build and SIGSTOP it once it holds the lake's build lock (a model started)."""
+    first = project.start()
+    with cleaned_up(first):
+        assert first.wait_for(MODEL_STARTED), first.output()[-3000:]
+        first.freeze()
+    return first
 
 
 @dataclass
-class SamePaths:
+class SameLake:
     project: Project
     first: Running
-    second: Running
-
-
-@pytest.fixture(scope="module")
-def same_paths(tmp_path_factory: pytest.TempPathFactory, history: Input,
-               fault_hooks: Path) -> SamePaths:
-    project = Project(tmp_path_factory.mktemp("same") / "project", hooks=fault_hooks)
-    history.stage(project.output_dir, 0, everything=True)
-    a, b = _second_during_first(project, project)
-    return SamePaths(project, a, b)
-
-
-def test_two_builds_on_the_same_paths_corrupt_nothing(same_paths: SamePaths,
-                                                      reference: Snapshot) -> None:
-    """Exactly one of two concurrent builds runs; the result equals a clean build."""
-    a, b = same_paths.first, same_paths.second
-    assert a.proc.returncode == 0, a.output()
-    assert b.proc.returncode != 0 or "Completed successfully" in b.output()
-    problems = _intact(same_paths.project, reference)
-    assert not problems, "\n".join(problems)
-
-
-def test_the_second_build_waits_or_says_another_build_is_running(same_paths: SamePaths) -> None:
-    out = same_paths.second.output()
-    if same_paths.second.proc.returncode == 0:
-        return  # it waited
-    assert "another skillwalker build is running" in out, out[-3000:]
-    assert "Traceback" not in out, out[-3000:]
-
-
-@dataclass
-class SharedData:
-    first: Project
-    held: Running
-    """The first build, held at its first commit while the others start."""
-    impatient: Running
-    """A second build with lock_timeout_seconds 0."""
+    impatient: tuple[int, str]
     patient: Running
-    """A second build with the default wait."""
 
 
 @pytest.fixture(scope="module")
-def shared_data(tmp_path_factory: pytest.TempPathFactory, history: Input,
-                fault_hooks: Path) -> SharedData:
-    """Builds with their own working databases on the same output, data dir and published file."""
-    base = tmp_path_factory.mktemp("shared")
-    first = Project(base / "first", hooks=fault_hooks, output=history.full)
-    second = Project(base / "second", hooks=fault_hooks, output=history.full, extra_env={
-        "SKILLWALKER_DATA_DIR": str(first.data_dir),
-        "SKILLWALKER_DUCKDB_PATH": str(first.db_path),
-    })
-    gate = first.root / "gate"
-    held = first.start(pause_at=f"before-replace|/_state/|{gate}")
-    with cleaned_up(held):
-        _wait_until_held(held, gate)
-        impatient = second.start("--vars", "{lock_timeout_seconds: 0}")
-        with cleaned_up(impatient):
-            impatient.wait(timeout=300)
-        patient = second.start()
+def same_lake(tmp_path_factory: pytest.TempPathFactory, history: Input) -> SameLake:
+    project = Project(tmp_path_factory.mktemp("same") / "project")
+    history.stage(project.output_dir, 0, everything=True)
+    first = _frozen_holding_the_lock(project)
+    with cleaned_up(first):
+        impatient = project.run_build(
+            "--vars", "{lock_timeout_seconds: 0}", check=False, cli=False)
+        patient = project.start("--vars", "{lock_timeout_seconds: 300}")
         with cleaned_up(patient):
-            patient.wait_for("Concurrency:")  # the lock is taken right after this line
-            time.sleep(1.5)
-            gate.touch()
-            held.wait(timeout=300)
+            patient.wait_for("Concurrency:")
+            time.sleep(2.0)  # it reaches the lock and waits there
+            assert patient.proc.poll() is None, patient.output()[-3000:]
+            first.thaw()
+            first.wait(timeout=300)
             patient.wait(timeout=300)
-    return SharedData(first, held, impatient, patient)
+    return SameLake(project, first, impatient, patient)
 
 
 def test_a_second_build_that_may_not_wait_stops_with_a_clear_message(
-        shared_data: SharedData) -> None:
-    """With lock_timeout_seconds 0 the second build stops at once, naming the running build."""
-    assert shared_data.impatient.proc.returncode != 0
-    out = shared_data.impatient.output()
-    assert f"another skillwalker build is running on {shared_data.first.data_dir}" in out, out
-    assert f"pid {shared_data.held.proc.pid}" in out, out[-3000:]
+        same_lake: SameLake) -> None:
+    code, out = same_lake.impatient
+    assert code != 0
+    assert LOCKED_OUT in out and "pid " in out, out[-3000:]
 
 
-def test_a_second_build_on_the_same_data_waits_for_the_first(
-        shared_data: SharedData, reference: Snapshot) -> None:
-    """Builds with their own working database but the same data directory take turns."""
-    assert shared_data.held.proc.returncode == 0, shared_data.held.output()
-    assert shared_data.patient.proc.returncode == 0, shared_data.patient.output()
-    problems = _intact(shared_data.first, reference)
-    assert not problems, "\n".join(problems)
-
-
-# --------------------------------------------------------------------------- readers
+def test_a_second_build_on_the_same_lake_waits_for_the_first(
+        same_lake: SameLake, reference: Snapshot) -> None:
+    assert same_lake.first.proc.returncode == 0, same_lake.first.output()[-3000:]
+    assert same_lake.patient.proc.returncode == 0, same_lake.patient.output()[-3000:]
+    seen = relations(same_lake.project.lake_dir)
+    assert seen == reference, diff(seen, reference)
 
 
 def _digest(snapshot: Snapshot) -> str:
@@ -200,7 +122,7 @@ def _digest(snapshot: Snapshot) -> str:
 
 @dataclass
 class Reader:
-    """A loop that reads the published data until stopped, recording what it saw."""
+    """A loop that reads the lake until stopped, recording what it saw."""
 
     read: Callable[[], Any]
     seen: list[Any] = field(default_factory=list)
@@ -217,7 +139,7 @@ class Reader:
 
 
 def _consistent(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Cross-view invariants that hold within one complete snapshot."""
+    """Cross-view invariants that hold within one complete build."""
     one = con.execute
     problems = []
     runs = {r[0] for r in one("select distinct test_run_id from test_run").fetchall()}
@@ -235,39 +157,43 @@ def _consistent(con: duckdb.DuckDBPyConnection) -> list[str]:
     return problems
 
 
-def test_readers_during_builds_see_complete_snapshots(tmp_path: Path, history: Input) -> None:
-    """Query functions and plain read-only SQL during two builds: no error, no mix."""
+def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Input) -> None:
+    """Query functions and plain SQL during three builds: no error, no mix; this long-lived
+    process sees each new build; a connection kept open keeps its build."""
     project = Project(tmp_path / "project")
     history.stage(project.output_dir, 1)
-    project.run_build()
-    snapshots = [relations(project.db_path)]
-    data = project.data_dir
+    project.run_build(cli=True)
+    snapshots = [relations(project.lake_dir)]
+    folder = project.lake_dir
 
     def sql_read() -> tuple[str, list[str]]:
-        con = duckdb.connect(str(project.db_path), read_only=True)
+        con = lake.connect(folder)
+        assert con is not None
         try:
             return _digest(snapshot_connection(con)), _consistent(con)
         finally:
             con.close()
 
     def api_read() -> tuple[frozenset[str], int, int]:
-        runs = frozenset(r["test_run_id"] for r in queries.query_test_run_summaries(data))
-        executions = len(queries.query_per_test(data))
-        details = queries.query_test_run_details(data, history.sample.run_ids[0])
+        runs = frozenset(r["test_run_id"] for r in queries.query_test_run_summaries(folder))
+        executions = len(queries.query_per_test(folder))
+        details = queries.query_test_run_details(folder, history.sample.run_ids[0])
         return runs, executions, len(details["summary"])
 
     readers = [Reader(sql_read), Reader(api_read)]
     threads = [threading.Thread(target=r.run, daemon=True) for r in readers]
     for t in threads:
         t.start()
-    held: duckdb.DuckDBPyConnection | None = None
+    held = lake.connect(folder)  # kept open across every later build
+    assert held is not None
+    seen_after_each_build = []
     try:
-        for runs, everything in ((3, False), (4, True)):
+        for runs, everything in ((2, False), (3, False), (4, True)):
             history.stage(project.output_dir, runs, everything=everything)
-            if everything:  # a connection held open across the next build (re-evaluation)
-                held = duckdb.connect(str(project.db_path), read_only=True)
-            project.run_build()
-            snapshots.append(relations(project.db_path))
+            project.run_build(cli=True)
+            snapshots.append(relations(project.lake_dir))
+            seen_after_each_build.append(
+                {r["test_run_id"] for r in queries.query_test_run_summaries(folder)})
         time.sleep(0.3)
     finally:
         for r in readers:
@@ -294,8 +220,77 @@ def test_readers_during_builds_see_complete_snapshots(tmp_path: Path, history: I
             assert (runs, executions) in allowed_api
             assert details > 0
 
-    assert held is not None  # the snapshot before the last build is still readable
+    # the same process saw every new build as soon as it finished
+    run_ids = history.sample.run_ids
+    assert [len(s & set(run_ids)) for s in seen_after_each_build] == [2, 3, 4]
+    # the connection kept open still reads the first build, three builds later
     try:
-        assert _digest(snapshot_connection(held)) == _digest(snapshots[-2])
+        assert _digest(snapshot_connection(held)) == _digest(snapshots[0])
     finally:
         held.close()
+
+
+def test_two_lakes_from_one_checkout_never_mix(tmp_path: Path, history: Input) -> None:
+    """Two output folders into two lakes, built at the same time: each sees its own runs."""
+    one, two = Project(tmp_path / "one"), Project(tmp_path / "two")
+    history.stage(one.output_dir, 1)
+    shutil.copytree(history.full / "runs" / history.sample.run_ids[3],
+                    two.output_dir / "runs" / history.sample.run_ids[3])
+    builds = [one.start(cli=True), two.start(cli=True)]
+    with cleaned_up(*builds):
+        assert [b.wait() for b in builds] == [0, 0], [b.output()[-2000:] for b in builds]
+    runs = [{r["test_run_id"] for r in queries.query_per_test(p.lake_dir)} for p in (one, two)]
+    assert runs == [{history.sample.run_ids[0]}, {history.sample.run_ids[3]}]
+
+
+def test_a_moved_lake_reads_and_builds(tmp_path: Path, history: Input) -> None:
+    project = Project(tmp_path / "before")
+    history.stage(project.output_dir, 2)
+    project.run_build(cli=True)
+    expected = relations(project.lake_dir)
+    moved = Project(tmp_path / "after", output=project.output_dir)
+    moved.root.mkdir()
+    shutil.move(project.lake_dir, moved.lake_dir)
+    # every row of every view read again from the moved files (not catalog statistics)
+    assert relations(moved.lake_dir) == expected
+    history.stage(project.output_dir, 3)
+    moved.run_build(cli=True)
+    runs = {r["test_run_id"] for r in queries.query_test_run_summaries(moved.lake_dir)}
+    assert runs == set(history.sample.run_ids[:3])
+    assert not (tmp_path / "before" / "lake").exists()
+
+
+def _project_copy(dest: Path) -> Path:
+    ignore = shutil.ignore_patterns(".git", ".venv", "analytics", "output", "target", "logs",
+                                    "bench", "tests", "__pycache__", ".*_cache")
+    shutil.copytree(REPO, dest, ignore=ignore)
+    shutil.copytree(REPO / "tests" / "generic", dest / "tests" / "generic")
+    return dest
+
+
+def test_pruned_runs_stay_when_a_storage_model_changes(tmp_path: Path, history: Input) -> None:
+    """The lake is the system of record: runs whose folders left output/ keep every row,
+    also after an upgrade that changes a storage model's SQL and adds a column."""
+    project = Project(tmp_path / "p", project_dir=_project_copy(tmp_path / "checkout"))
+    history.stage(project.output_dir, 3)
+    project.run_build(cli=True)
+    before = project.query("select * from test_run_summaries order by all")
+    pruned = history.sample.run_ids[:2]
+    for run in pruned:
+        shutil.rmtree(project.output_dir / "runs" / run)
+    model = project.project_dir / "models" / "storage" / "test_run.sql"
+    sql = model.read_text(encoding="utf-8")
+    model.write_text(sql.replace("    session_id,\n", "    session_id,\n    'v2' as sw_upgrade,\n"),
+                     encoding="utf-8")
+    history.stage(project.output_dir, 4)
+    code, out = project.run_build(cli=True, check=False)
+    assert code == 0, out[-3000:]
+    after = project.query("select * from test_run_summaries order by all")
+    assert [r for r in after if r[0] in pruned] == [r for r in before if r[0] in pruned]
+    assert len({r[0] for r in after}) == 4
+    upgraded = project.query(
+        "select test_run_id, count(*) filter (where sw_upgrade = 'v2') from test_run group by 1")
+    counts = dict(upgraded)
+    assert set(counts) == set(history.sample.run_ids)
+    assert [counts[r] for r in pruned] == [0, 0]  # old rows kept as they were (NULL)
+    assert counts[history.sample.run_ids[3]] > 0  # new rows have the new column

@@ -1,21 +1,19 @@
-"""Crash safety: real ``dbt build`` processes killed with SIGKILL at many points.
+"""Crash safety: ``skillwalker-data build`` (and dbt under it) killed with SIGKILL.
 
-The history has work to do when the build is killed: eight runs are built and
-published (their single-run files merged into one segment per table); then
-eight new runs, an SCIL and an ACIL loop and a re-evaluation of an already
-built run arrive (so the segment holding the re-evaluated run is rewritten
-without it, and the new single-run files are merged into a new segment), with
-a few malformed lines (so rejected-line files are written too).
+The history has work to do when the build is killed: eight runs are built;
+then eight new runs, an SCIL and an ACIL loop and a re-evaluation of an
+already built run arrive, with a few malformed lines (so rejected lines are
+written too).
 
 After every kill:
 
-* the published database (what readers open) returns exactly the previous
-  build's results, or, when the kill came after it was replaced, exactly the
-  new build's results; never an error or a mix;
-* every Parquet file that its views or the import state files name exists
-  and is readable;
-* a normal build then produces exactly what a clean build of the same input
-  produces in a fresh data directory (every table and view compared).
+* a reader of the lake sees exactly the previous build's results, or, when
+  the kill came after the build's last commit, exactly the new build's
+  results; never an error or a mix (readers attach the last finished build);
+* the next ``skillwalker-data build`` runs dbt (it is never fooled into
+  "nothing new" by tables that committed before the kill) and produces
+  exactly what a clean build of the same input produces in a fresh lake
+  (every table and view compared).
 """
 
 from __future__ import annotations
@@ -33,32 +31,25 @@ import pytest
 
 from skillwalker_py.sample import generate_sample
 
-from ._harness import (
-    Project,
-    Snapshot,
-    cleaned_up,
-    diff,
-    files_named_by_state,
-    files_named_by_views,
-    relations,
-    unreadable,
-)
+from ._harness import Project, Snapshot, cleaned_up, diff, relations
 
 START_HOOK = "START hook: skillwalker.on-run-start"
+FIRST_COMMIT = "OK created sql incremental model"
+END_HOOK = "on-run-end hook"
+SKIPPED = "nothing new to import"
 
 
 @dataclass
 class Lane:
-    """A project that is killed again and again; its data and db dirs are restored each time."""
+    """A project that is killed again and again; its lake is restored each time."""
 
     work: Project
     saved: Path
-    """Copies of the data and db directories right after the first build."""
+    """A copy of the lake folder right after the first build."""
 
     def restore(self) -> None:
-        for name in ("data", "db"):
-            shutil.rmtree(self.work.root / name, ignore_errors=True)
-            shutil.copytree(self.saved / name, self.work.root / name)
+        shutil.rmtree(self.work.lake_dir, ignore_errors=True)
+        shutil.copytree(self.saved, self.work.lake_dir)
 
 
 @dataclass
@@ -70,32 +61,30 @@ class CrashRig:
     reference: Snapshot
     """What a clean build of the full input produces."""
     build_seconds: float
-    """Duration of a build from the on-run-start hook to the exit of dbt."""
+    """Duration of a build from the on-run-start hook to its exit."""
     built_run: str
     """A run that is in the first build (for the replace list)."""
 
     def problems_after_kill(self, lane: Lane) -> list[str]:
-        """What is wrong with the published snapshot and the stored files right now."""
-        work = lane.work
+        """What is wrong with what a reader of the lake sees right now."""
         try:
-            seen = relations(work.db_path)
+            seen = relations(lane.work.lake_dir)
         except Exception as exc:
-            return [f"the published database cannot be read: {exc}"]
+            return [f"the lake cannot be read: {exc}"]
         if seen != self.before and seen != self.reference:
-            problems = ["the published views are neither the previous build nor the new one:\n"
-                        + diff(seen, self.before)]
-        else:
-            problems = []
-        named = files_named_by_views(work.db_path) | files_named_by_state(work.data_dir)
-        return problems + unreadable(named)
+            return ["readers see neither the previous build nor the new one:\n"
+                    + diff(seen, self.before)]
+        return []
 
     def problems_after_recovery(self, lane: Lane) -> list[str]:
-        code, out = lane.work.run_build(check=False)
+        code, out = lane.work.run_build(cli=True, check=False)
         if code != 0:
             return [f"the next build failed ({code}):\n{out[-4000:]}"]
-        seen = relations(lane.work.db_path)
+        seen = relations(lane.work.lake_dir)
         if seen != self.reference:
-            return ["the next build differs from a clean build:\n" + diff(seen, self.reference)]
+            skipped = " (it said nothing was new)" if SKIPPED in out else ""
+            return [f"the next build{skipped} differs from a clean build:\n"
+                    + diff(seen, self.reference)]
         return []
 
     def on_lanes(self, tasks: Sequence[Callable[[Lane], list[str]]]) -> list[str]:
@@ -118,7 +107,7 @@ def _bad_lines(path: Path, lines: list[bytes], at: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory: pytest.TempPathFactory, fault_hooks: Path) -> Iterator[CrashRig]:
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CrashRig]:
     base = tmp_path_factory.mktemp("crash")
     full = base / "full"
     sample = generate_sample(full, runs=16, tests_per_eval=2, payload_kb=2)
@@ -128,46 +117,41 @@ def rig(tmp_path_factory: pytest.TempPathFactory, fault_hooks: Path) -> Iterator
     _bad_lines(full / "runs" / runs[1] / "test-run.jsonl", [b'{"type": "result", "test_run'], 3)
     _bad_lines(full / "runs" / runs[9] / "test-results.jsonl", [b"not json", b"[1, 2]"], 1)
 
-    # The first build sees runs 0 to 7 (merged into a segment: 8 single-run
-    # files), before run 1 was re-evaluated.
+    # The first build sees runs 0 to 7, before run 1 was re-evaluated.
     output = base / "output"
     for run in runs[:8]:
         shutil.copytree(full / "runs" / run, output / "runs" / run)
     results = output / "runs" / runs[1] / "test-results.jsonl"
     lines = results.read_bytes().splitlines(keepends=True)
     results.write_bytes(b"".join(lines[: len(lines) - sample.reevaluated_results_lines]))
-    lanes = [Lane(Project(base / f"work{i}", hooks=fault_hooks, output=output), base / f"saved{i}")
+    lanes = [Lane(Project(base / f"work{i}", output=output), base / f"saved{i}")
              for i in range(2)]
-    first = [lane.work.start() for lane in lanes]
+    first = [lane.work.start(cli=True) for lane in lanes]
     for lane, running in zip(lanes, first, strict=True):
         assert running.wait() == 0, running.output()
-        for name in ("data", "db"):
-            shutil.copytree(lane.work.root / name, lane.saved / name)
-    before = relations(lanes[0].work.db_path)
-    assert relations(lanes[1].work.db_path) == before
-    state = json.loads((lanes[0].work.data_dir / "_state" / "test_run.json").read_text())
-    assert {f["path"].split("/")[1] for u in state["units"].values() for f in u["files"]} == {
-        "_segments"}, "the first build merges its eight single-run files into a segment"
+        shutil.copytree(lane.work.lake_dir, lane.saved)
+    before = relations(lanes[0].work.lake_dir)
+    assert relations(lanes[1].work.lake_dir) == before
 
     # Then everything arrives (copy2 keeps the size and mtime of run 0's files:
     # unchanged for the importer).
     shutil.copytree(full, output, dirs_exist_ok=True)
-    clean = Project(base / "clean", hooks=fault_hooks, output=output)
-    running = clean.start()
+    clean = Project(base / "clean", output=output)
+    running = clean.start(cli=True)
     assert running.wait_for(START_HOOK)
     hook_seen = time.monotonic()
     assert running.wait() == 0, running.output()
-    reference = relations(clean.db_path)
+    reference = relations(clean.lake_dir)
     assert diff(reference, before), "the new input must give the build work to do"
     yield CrashRig(lanes, before, reference, time.monotonic() - hook_seen, runs[0])
 
 
-KILLS = 5
+KILLS = 6
 
 
 def test_sigkill_at_random_moments(rig: CrashRig) -> None:
     """SIGKILL at stratified random delays over the whole build, then recover; two at a time."""
-    rng = random.Random(20260306)
+    rng = random.Random(20261201)
     span = max(rig.build_seconds, 1.0) * 1.5  # two lanes at once: builds run slower
     delays = [(i + rng.random()) * span / KILLS for i in range(KILLS)]
     report: list[str] = []
@@ -175,7 +159,7 @@ def test_sigkill_at_random_moments(rig: CrashRig) -> None:
     def scenario(delay: float) -> Callable[[Lane], list[str]]:
         def run(lane: Lane) -> list[str]:
             lane.restore()
-            running = lane.work.start()
+            running = lane.work.start(cli=True)
             with cleaned_up(running):
                 if delay < 0:
                     time.sleep(1.0)
@@ -197,33 +181,28 @@ def test_sigkill_at_random_moments(rig: CrashRig) -> None:
     assert sum(1 for r in report if r.endswith("killed")) >= KILLS // 2, "\n".join(report)
 
 
-# (name, hook spec, what the published database must show after the kill)
+# (name, text the build prints just before the moment, seconds after it)
 POINTS = [
-    ("after the first table's state is committed",
-     "after-replace|/_state/test_config.json|1", "before"),
-    ("half way through copying the database to publish it",
-     "mid-copy|/db/.skillwalker.duckdb.|1", "before"),
-    ("right before the published database is renamed into place",
-     "before-replace|/db/skillwalker.duckdb|1", "before"),
-    ("right after it is renamed, before the pointer file is written",
-     "before-replace|/_state/published.json|1", "new"),
+    ("right after the first storage table committed its rows", FIRST_COMMIT, 0.0),
+    ("while the build finishes (maintenance, the last commit)", END_HOOK, 0.0),
+    ("during the finishing step, a little later", END_HOOK, 0.3),
 ]
 
 
-def test_sigkill_at_exact_points(rig: CrashRig) -> None:
-    """SIGKILL at chosen file operations: a table's state commit and each step of publishing."""
+def test_sigkill_at_chosen_moments(rig: CrashRig) -> None:
+    """SIGKILL after a table committed (the run must not be skipped as 'nothing new')
+    and while the build finishes (a failed last step cannot wedge later builds)."""
 
-    def scenario(point: str, kill_at: str, expect: str) -> Callable[[Lane], list[str]]:
+    def scenario(point: str, text: str, delay: float) -> Callable[[Lane], list[str]]:
         def run(lane: Lane) -> list[str]:
             lane.restore()
-            code, out = lane.work.run_build(kill_at=kill_at, check=False)
-            if code != -9:
-                return [f"{point}: the build was not killed ({code}):\n{out[-3000:]}"]
+            running = lane.work.start(cli=True)
+            with cleaned_up(running):
+                if not running.wait_for(text):
+                    return [f"{point}: the build never printed {text!r}"]
+                time.sleep(delay)
+            running.kill()
             problems = rig.problems_after_kill(lane)
-            if not problems:
-                wanted = rig.before if expect == "before" else rig.reference
-                if relations(lane.work.db_path) != wanted:
-                    problems.append(f"the published views are not the {expect} build's")
             problems += [f"recovery: {p}" for p in rig.problems_after_recovery(lane)]
             return [f"{point}: {p}" for p in problems]
 
@@ -233,16 +212,18 @@ def test_sigkill_at_exact_points(rig: CrashRig) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_two_interrupted_builds_keep_the_published_views_readable(rig: CrashRig) -> None:
-    """Killed twice in a row just before publishing, with a built run in the replace list."""
+def test_two_interrupted_builds_keep_the_views_readable(rig: CrashRig) -> None:
+    """Killed twice in a row after tables committed, with a built run in the replace list."""
     lane = rig.lanes[0]
     lane.restore()
     replace = json.dumps({"replace_run_ids": [rig.built_run]})
     for attempt in (1, 2):
-        code, out = lane.work.run_build(
-            "--vars", replace, kill_at="before-replace|/db/skillwalker.duckdb|1", check=False)
-        assert code == -9, out[-3000:]
+        running = lane.work.start("--vars", replace)
+        with cleaned_up(running):
+            assert running.wait_for(FIRST_COMMIT), running.output()[-3000:]
+        assert running.kill(), "the build finished before it was killed"
         problems = rig.problems_after_kill(lane)
         assert not problems, f"after interrupted build {attempt}:\n" + "\n".join(problems)
+        assert relations(lane.work.lake_dir) == rig.before
     problems = rig.problems_after_recovery(lane)
     assert not problems, "\n".join(problems)

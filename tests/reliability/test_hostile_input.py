@@ -21,7 +21,7 @@ from skillwalker_py import queries
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.sample import generate_sample
 
-from ._harness import Project, Snapshot, relations
+from ._harness import Project, Snapshot, latest_snapshot, relations
 
 RUN = "20260301T090000"
 OTHER_RUN = "20260302T090000"
@@ -55,16 +55,6 @@ def write_run(output: Path, directory: str, run: str, cases: list[str]) -> list[
     return [config, events]
 
 
-def _state_bytes(data_dir: Path) -> dict[str, bytes]:
-    """The import state of every table (not the build's other bookkeeping files)."""
-    states = {p.name: p.read_bytes() for p in sorted((data_dir / "_state").glob("*.json"))}
-    return {name: text for name, text in states.items() if b'"units"' in text}
-
-
-def _parquet_files(data_dir: Path) -> set[Path]:
-    return {p for p in data_dir.rglob("*.parquet") if "_staging" not in p.parts}
-
-
 # --------------------------------------------------------------------------- SQL injection
 
 
@@ -72,8 +62,7 @@ def _parquet_files(data_dir: Path) -> set[Path]:
 class Built:
     project: Project
     published: Snapshot
-    state: dict[str, bytes]
-    files: set[Path]
+    snapshot: int
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +70,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     project = Project(tmp_path_factory.mktemp("hostile") / "project")
     generate_sample(project.output_dir, runs=2, tests_per_eval=2, evals=2, payload_kb=1)
     project.run_build()
-    yield Built(project, relations(project.db_path), _state_bytes(project.data_dir),
-                _parquet_files(project.data_dir))
+    yield Built(project, relations(project.lake_dir), latest_snapshot(project.lake_dir))
 
 
 HOSTILE_VARS = [
@@ -93,59 +81,64 @@ HOSTILE_VARS = [
 
 @pytest.mark.parametrize(("form", "var", "shown"), HOSTILE_VARS, ids=[v[0] for v in HOSTILE_VARS])
 def test_replace_run_ids_cannot_inject_sql(built: Built, form: str, var: str, shown: str) -> None:
-    """A hostile replace list fails the build with a message naming the value; nothing changes."""
+    """A hostile replace list fails the build once, with a message naming the value, before
+    anything is written (the lake has no new snapshot)."""
     code, out = built.project.run_build("--vars", var, check=False)
     assert code != 0
     assert "replace_run_ids" in out and "is not a run ID (expected YYYYMMDDTHHMMSS)" in out, out
     assert shown in out
-    assert relations(built.project.db_path) == built.published
-    assert _state_bytes(built.project.data_dir) == built.state
-    assert _parquet_files(built.project.data_dir) == built.files
+    assert out.count("is not a run ID") <= 2, out  # once (dbt may repeat it in its summary)
+    assert relations(built.project.lake_dir) == built.published
+    assert latest_snapshot(built.project.lake_dir) == built.snapshot
 
 
 def test_marker_file_cannot_inject_sql(built: Built) -> None:
-    """A hostile .re-evaluated-runs.json fails the build, naming the file; nothing changes."""
+    """A hostile .re-evaluated-runs.json is input: it cannot fail the build, and it forces
+    nothing (no file is read again, no row changes)."""
     marker = built.project.output_dir / ".re-evaluated-runs.json"
     saved = marker.read_bytes()
     marker.write_text(json.dumps([INJECTION]), encoding="utf-8")
     try:
-        code, out = built.project.run_build(check=False)
+        built.project.run_build()
+        read = built.project.query(
+            "select source_table, kind from sw_import_log where build_id = "
+            "(select build_id from sw_builds order by finished_at desc limit 1)")
     finally:
         marker.write_bytes(saved)
-    assert code != 0
-    assert str(marker) in out and "is not a run ID" in out, out
-    assert relations(built.project.db_path) == built.published
-    assert _state_bytes(built.project.data_dir) == built.state
-    assert _parquet_files(built.project.data_dir) == built.files
+    assert read and {kind for _t, kind in read} == {"marker"}
+    assert relations(built.project.lake_dir) == built.published
 
 
 @pytest.mark.parametrize("run_id", [INJECTION, "2026-03-01", RUN + "\n", "../" + RUN, ""])
 def test_query_functions_validate_run_ids_before_sql(built: Built, run_id: str) -> None:
-    data = built.project.data_dir
+    data = built.project.lake_dir
     for query in (queries.query_test_run_details, queries.query_scil_run_details,
                   queries.query_acil_run_details):
         with pytest.raises(InvalidRunIdError):
             query(data, run_id)
-    assert relations(built.project.db_path) == built.published
+    assert relations(built.project.lake_dir) == built.published
 
 
 # --------------------------------------------------------------------------- paths
 
 
 def test_paths_with_quotes_spaces_and_unicode(tmp_path: Path) -> None:
-    """Output, data and database paths with quotes, spaces, SQL and unicode (given as dbt vars)."""
+    """Output and lake paths with quotes, spaces, SQL, glob characters and unicode
+    (the output folder given as a dbt var, the lake in the environment)."""
     root = tmp_path / "it's a \"dir\" ü; -- [x] {a,b} *"
     project = Project(root)
     sample = generate_sample(project.output_dir, runs=2, tests_per_eval=2, evals=2, payload_kb=1)
     (project.output_dir / "runs" / sample.run_ids[0] / "test-run.jsonl").open("a").write("bad\n")
-    data_dir = root / "da'ta"
-    paths = json.dumps({"output_dir": str(project.output_dir), "data_dir": str(data_dir)})
-    project.run_build("--vars", paths)
-    assert project.query("select count(*) from test_run")[0][0] == sample.test_executions
-    assert project.query("select count(*) from rejected_lines")[0][0] == 1
-    assert (data_dir / "_state" / "test_run.json").is_file()
-    assert not (project.data_dir / "_state").exists()  # the var won over the environment
-    assert {r["test_run_id"] for r in queries.query_test_run_summaries(data_dir)} == set(
+    lake_dir = root / "la'ke [1]"
+    paths = json.dumps({"output_dir": str(project.output_dir)})
+    project.run_build("--vars", paths, extra_env={"SKILLWALKER_OUTPUT_DIR": str(tmp_path / "no"),
+                                                   "SKILLWALKER_LAKE_DIR": str(lake_dir)})
+    rows = queries.query_sql(lake_dir, "select count(*) as n from test_run")
+    assert rows[0]["n"] == sample.test_executions
+    assert queries.query_sql(lake_dir, "select count(*) as n from rejected_lines")[0]["n"] == 1
+    assert (lake_dir / "catalog.sqlite").is_file()
+    assert not project.lake_dir.exists()  # the environment named the lake
+    assert {r["test_run_id"] for r in queries.query_test_run_summaries(lake_dir)} == set(
         sample.run_ids)
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
+from skillwalker_py.ingest import RAW_TEXT_LIMIT
 from skillwalker_py.sample import generate_sample
-from skillwalker_py.storage import RAW_TEXT_LIMIT
 
 from ._harness import Project
 from ._oracle import Expected, expected_import

@@ -1,0 +1,214 @@
+"""skillwalker_py.ingest: which files a build reads, bad lines, the build lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from skillwalker_py import ingest
+from skillwalker_py.errors import InvalidRunIdError
+
+RUN_A = "20260301T090000"
+RUN_B = "20260302T093700"
+RUN_C = "20260303T101400"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- plan_sql
+
+LOG_DDL = """
+create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT,
+    modified_at TIMESTAMPTZ, key VARCHAR, run_from_path VARCHAR, kind VARCHAR,
+    rows_staged BIGINT, lines_rejected BIGINT, runs VARCHAR[], imported_at TIMESTAMPTZ)
+"""
+
+
+def _plan(con: duckdb.DuckDBPyConnection, out: Path, **extra: object) -> list[tuple[object, ...]]:
+    args = {"table": "test_run", "per_run_file": "test-run.jsonl",
+            "legacy_file": "test-run.jsonl", "output_dir": str(out), "log": "log", **extra}
+    sql = ingest.plan_sql(args)
+    return con.execute(f"select kind, key, path from ({sql}) order by kind, key, path").fetchall()
+
+
+def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
+    """Record every pending file as imported (what sw_record_import does)."""
+    sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
+                           "legacy_file": "test-run.jsonl", "output_dir": str(out), "log": "log"})
+    con.execute(
+        f"insert into log select 'b', 'test_run', path, size, to_timestamp(modified_ms / 1000), "
+        f"key, run_from_path, kind, 0, 0, [], now() from ({sql}) where kind <> 'dir'"
+    )
+
+
+@pytest.fixture
+def con() -> duckdb.DuckDBPyConnection:
+    c = duckdb.connect()
+    c.execute(LOG_DDL)
+    return c
+
+
+def test_plan_reads_new_files_then_only_what_changed(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    a = _write(out / "runs" / RUN_A / "test-run.jsonl", "{}\n")
+    _write(out / "runs" / RUN_B / "test-run.jsonl", "{}\n")
+    _write(out / "runs" / RUN_B / "test-config.jsonl", "{}\n")  # another table's file
+    legacy = _write(out / "test-run.jsonl", "{}\n")
+    plan = _plan(con, out)
+    assert plan == [
+        ("dir", RUN_A, None), ("dir", RUN_B, None),
+        ("rows", RUN_A, str(a)), ("rows", RUN_B, str(out / "runs" / RUN_B / "test-run.jsonl")),
+        ("rows", "legacy", str(legacy)),
+    ]
+    _log_everything(con, out)
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+    # a line appended: the size changes, the file is read again, nothing else
+    with open(a, "a", encoding="utf-8") as fh:
+        fh.write("{}\n")
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == [("rows", RUN_A, str(a))]
+    # the same size and modification time as logged: not read, whatever the content
+    _log_everything(con, out)
+    st = os.stat(a)
+    a.write_text("[]\n{}\n", encoding="utf-8")
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+
+
+def test_plan_keeps_the_run_folders_of_pruned_runs(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """A run imported from its folder stays a folder run after the folder is deleted,
+    so its lines in the legacy file never replace it."""
+    out = tmp_path / "out"
+    folder = out / "runs" / RUN_A
+    _write(folder / "test-run.jsonl", "{}\n")
+    _log_everything(con, out)
+    (folder / "test-run.jsonl").unlink()
+    folder.rmdir()
+    assert _plan(con, out) == [("dir", RUN_A, None)]
+
+
+def test_plan_replace_run_ids_and_the_marker(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    a = _write(out / "runs" / RUN_A / "test-run.jsonl", "{}\n")
+    b = _write(out / "runs" / RUN_B / "test-run.jsonl", "{}\n")
+    _log_everything(con, out)
+    rows = [p for p in _plan(con, out, replace_run_ids=[RUN_B]) if p[0] == "rows"]
+    assert rows == [("rows", RUN_B, str(b))]
+    with pytest.raises(InvalidRunIdError):
+        _plan(con, out, replace_run_ids=["not-a-run"])
+    # a changed marker forces its runs once; the marker itself is logged like a file
+    marker = _write(out / ".re-evaluated-runs.json", json.dumps([RUN_A]))
+    plan = [p for p in _plan(con, out) if p[0] != "dir"]
+    assert plan == [("marker", "legacy", str(marker)), ("rows", RUN_A, str(a))]
+    _log_everything(con, out)
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+    # a broken marker forces nothing and fails nothing
+    _write(out / ".re-evaluated-runs.json", "[not json")
+    assert [p[0] for p in _plan(con, out) if p[0] != "dir"] == ["marker"]
+
+
+def test_plan_documents_name_their_run(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    out = tmp_path / "o*ut"  # glob characters in the folder are taken literally
+    doc = _write(out / "scil-summary" / f"{RUN_C}.json", "{}")
+    _write(tmp_path / "oXut" / "scil-summary" / f"{RUN_A}.json", "{}")
+    sql = ingest.plan_sql({"table": "scil_summary", "document_dir": "scil-summary",
+                           "output_dir": str(out), "log": "log", "full": True})
+    rows = con.execute(f"select kind, key, run_from_path, path from ({sql})").fetchall()
+    assert rows == [("rows", RUN_C, RUN_C, str(doc))]
+
+
+# --------------------------------------------------------------------------- sanitize
+
+
+def test_sanitize_keeps_good_lines_and_explains_bad_ones(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(
+        b'{"a":1}\n'
+        b"\n"
+        b"not json\n"
+        b"[1,2]\n"
+        b'{"a":"\xff"}\n'
+        b'{"a":2}\r\n'
+        b'{"a":3'
+    )
+    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}]})
+    clean = [json.loads(x) for x in Path(out["clean"]).read_text().splitlines()]
+    assert [(c["a"], c["_sw_line"]) for c in clean] == [(1, 1), (2, 6)]
+    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
+    assert [(r["line"], r["reason"].split(":")[0]) for r in rejects] == [
+        (3, "malformed JSON"),
+        (4, "not a JSON object"),
+        (5, "not valid UTF-8 (byte 6)"),
+        (7, "malformed JSON"),
+    ]
+    assert "writer may have been killed" in rejects[-1]["reason"]
+    assert out["rejected"] == 4
+
+
+def test_sanitize_document_reports_the_json_error_line(tmp_path: Path) -> None:
+    doc = _write(tmp_path / "s.json", '{\n  "a": 1,\n  "b": \n}\n')
+    out = ingest.sanitize(
+        {"files": [{"path": str(doc), "key": RUN_A}], "out_dir": str(tmp_path / "s"),
+         "kind": "document"}
+    )
+    (reject,) = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
+    assert reject["line"] == 4
+    assert reject["reason"].startswith("malformed JSON")
+
+
+# --------------------------------------------------------------------------- lock
+
+_HOLD = """
+import sys, time
+from skillwalker_py import ingest
+ingest.acquire_lock(sys.argv[1], timeout=0, what="the lake")
+print("locked", flush=True)
+time.sleep(30)
+"""
+
+
+def test_second_build_lock_waits_then_names_the_holder(tmp_path: Path) -> None:
+    lock = tmp_path / "lake" / ".build.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        start = time.monotonic()
+        expected = rf"another skillwalker build is running on the lake .*pid {holder.pid}"
+        with pytest.raises(ingest.BuildLockError, match=expected):
+            ingest.acquire_lock(lock, timeout=0.5, what="the lake")
+        assert time.monotonic() - start >= 0.5
+    finally:
+        holder.kill()
+        holder.wait()
+    # the OS released the killed holder's lock
+    assert ingest.acquire_lock(lock, timeout=0, what="the lake") == "acquired"
+
+
+def test_project_fingerprint_changes_with_a_model(tmp_path: Path) -> None:
+    _write(tmp_path / "dbt_project.yml", "name: x\n")
+    model = _write(tmp_path / "models" / "a.sql", "select 1")
+    _write(tmp_path / "target" / "ignored.sql", "select 0")
+    before = ingest.project_fingerprint(tmp_path)
+    _write(tmp_path / "target" / "ignored.sql", "select 2")
+    assert ingest.project_fingerprint(tmp_path) == before
+    model.write_text("select 2", encoding="utf-8")
+    assert ingest.project_fingerprint(tmp_path) != before
