@@ -147,13 +147,17 @@ def get_skill_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the names of the skills that were invoked successfully, in order.
 
     A user event whose ``tool_use_result`` is ``{"success": true,
-    "commandName": name}`` is a successful invocation of skill *name*.
+    "commandName": name}`` is a successful invocation of skill *name* (a
+    forked skill, which adds ``"status": "forked"`` and an ``agentId``,
+    included: it is a skill, not an agent). Skills invoked inside a subagent
+    (lines with ``parent_tool_use_id``) count like any other.
 
     Fallback (older Claude Code versions without ``tool_use_result``): an
     assistant ``tool_use`` block of the ``Skill`` tool with input ``{"skill":
     name}`` counts when a later ``tool_result`` block with the same
     ``tool_use_id`` is not an error (``is_error`` not true, and the event's
-    ``tool_use_result`` neither an error string nor ``success: false``). An
+    ``tool_use_result`` neither a string — an ``"Error: ..."`` message or a
+    rejected tool use — nor ``success: false``). An
     invocation is counted once even when both forms are present. Repeated
     invocations are listed each time.
 
