@@ -90,12 +90,14 @@ from skillwalker_py.split import (
     split_sets,
 )
 from skillwalker_py.stream import (
+    AGENT_TOOL_NAMES,
     INFRASTRUCTURE_ERROR_STATUS,
     SKILL_TOOL_NAME,
     extract_metrics,
     get_agent_invocations,
     get_result_text,
     get_skill_invocations,
+    is_error_result,
     is_infrastructure_error,
     iter_stream_json_lines,
     parse_stream_json_lines,
@@ -114,6 +116,7 @@ from skillwalker_py.types import (
     LlmJudgeCriterion,
     LlmJudgeExpectation,
     MalformedLine,
+    ModelUsage,
     OutputFileRecord,
     ParsedRunMetrics,
     Phase,
@@ -140,6 +143,7 @@ from skillwalker_py.types import (
 )
 
 __all__ = [
+    "AGENT_TOOL_NAMES",
     "DEFAULT_MODEL",
     "DESCRIPTION_KEY",
     "EXPECTATION_KEYS",
@@ -172,6 +176,7 @@ __all__ = [
     "LlmJudgeExpectation",
     "MalformedLine",
     "MarkerFileError",
+    "ModelUsage",
     "OutputFileRecord",
     "ParsedRunMetrics",
     "Phase",
@@ -211,6 +216,7 @@ __all__ = [
     "get_result_text",
     "get_skill_invocations",
     "hash_string",
+    "is_error_result",
     "is_infrastructure_error",
     "is_valid_run_id",
     "iter_jsonl",

@@ -15,6 +15,36 @@ Unicode) loads back exactly with ``yaml.safe_load``. An anchor on the old
 value is kept; a tag is dropped; a comment after a block scalar's header
 is kept.
 
+Frontmatter that is not valid YAML because of its description is read by
+one rule (the same for :func:`parse_description` and
+:func:`replace_description`, LF or CRLF): the description starts after the
+only ``description:`` at the start of a line and runs to the first later
+top-level ``key:`` line from which the rest of the frontmatter is valid
+YAML, or else to the closing ``---``. Its text is those lines as written
+(no YAML folding): the first line's value trimmed, the later lines with
+their common indentation removed, trailing spaces and blank lines at the
+end dropped, joined with ``\n``. This covers a colon inside an unquoted
+value (``description: Use when: the user asks``) and the many agent files
+whose description ends in ``Examples:`` followed by ``<example>`` blocks at
+column 0: their ``Context:``, ``user:`` and ``assistant:`` lines look like
+keys, but the rest of the frontmatter is not valid YAML from them on, so
+they are part of the description. Replacing such a description writes valid
+YAML. Anything else that is not valid YAML (the lines before the
+description, a value that starts with a quote, ``|``, ``>``, ``&``, ``*`` or
+``!``, several ``description:`` lines) raises FrontmatterError naming the
+line of the YAML error.
+
+>>> agent = ("---\nname: r\ndescription: Reviews code. Examples:\n"
+...          '<example>\nuser: "hi"\n</example>\nmodel: haiku\n---\n')
+>>> parse_description(agent)
+'Reviews code. Examples:\n<example>\nuser: "hi"\n</example>'
+>>> print(replace_description(agent, "Reviews code."), end="")
+---
+name: r
+description: "Reviews code."
+model: haiku
+---
+
 >>> text = "---\nname: refactor\ndescription: >-\n  Refactors\n  code.\nmodel: haiku\n---\nBody\n"
 >>> parse_description(text)
 'Refactors code.'
@@ -50,7 +80,11 @@ DESCRIPTION_KEY: Final = "description"
 _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
-_LINE_KEY = re.compile(r"^description[ \t]*:(?P<rest>[^\r\n]*)$", re.MULTILINE)
+# ``$`` would not match before the ``\r`` of a CRLF line end: look for the break instead.
+_LINE_KEY = re.compile(r"^description[ \t]*:(?P<rest>[^\r\n]*)(?=\r?\n|\Z)", re.MULTILINE)
+_TOP_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*[ \t]*:(?:[ \t]|\r?\n|\Z)")
+_NOT_PLAIN: Final = "|>\"'&*!"  # a value starting so is YAML syntax gone wrong, not text
+_EMPTY_DESCRIPTION: Final = 'description: ""\n'
 
 
 @dataclass(frozen=True)
@@ -153,31 +187,82 @@ def _find_with_yaml(text: str, begin: int, finish: int) -> _Found:
     return _Found(begin + start, begin + end, value, False, prefix, suffix)
 
 
-def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> _Found:
-    """Fallback for frontmatter that is not valid YAML (e.g. ``description: Use when: x``).
+def _loads_as_mapping(block: str) -> bool:
+    try:
+        return isinstance(yaml.safe_load(block), dict)
+    except yaml.YAMLError:
+        return False
 
-    Only a single-line ``description:`` at the start of a line, not followed
-    by indented continuation lines, and only when the YAML error is on that
-    line, is understood; its value is the rest of the line, trimmed.
+
+def _problem(text: str, begin: int, error: yaml.YAMLError) -> str:
+    """Say where the frontmatter is not valid YAML, with line numbers of the whole file.
+
+    ``... (line 2: mapping values are not allowed here)``, or, when PyYAML
+    names the construct being read, ``... (line 2: while scanning a quoted
+    scalar, found unexpected end of stream at line 3)``.
+    """
+    mark = getattr(error, "problem_mark", None)
+    what = getattr(error, "problem", None) or _first_line(error)
+    if mark is None:
+        return f"the frontmatter is not valid YAML ({what})"
+    line = text.count("\n", 0, begin + mark.index) + 1
+    context, context_mark = getattr(error, "context", None), getattr(error, "context_mark", None)
+    if context and context_mark is not None:
+        start = text.count("\n", 0, begin + context_mark.index) + 1
+        return f"the frontmatter is not valid YAML (line {start}: {context}, {what} at line {line})"
+    return f"the frontmatter is not valid YAML (line {line}: {what})"
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    indents = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip(" \t")]
+    cut = min(indents, default=0)
+    return [line[cut:] for line in lines]
+
+
+def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> _Found:
+    """Read a description that makes the frontmatter invalid YAML (see the module docstring).
+
+    The description starts after the only ``description:`` at the start of
+    a line and runs to the first later top-level ``key:`` line from which the
+    rest of the frontmatter is valid YAML, or else to the closing ``---``.
+    Replacing that stretch with any quoted value gives valid YAML, so the
+    stretch is what broke the frontmatter. When the lines before it are not
+    valid YAML, when there is no such ``description:`` line or several, or
+    when the value starts like YAML syntax (a quote, ``|``, ``>``, ``&``,
+    ``*``, ``!``), this raises FrontmatterError naming the line of the YAML
+    error.
     """
     block = text[begin:finish]
+    problem = _problem(text, begin, error)
     matches = list(_LINE_KEY.finditer(block))
-    problem = f"the frontmatter is not valid YAML ({_first_line(error)})"
     if len(matches) != 1:
         raise FrontmatterError(problem)
     match = matches[0]
+    head = block[: match.start()] + _EMPTY_DESCRIPTION
+    if not _loads_as_mapping(head):
+        raise FrontmatterError(problem)  # the YAML before the description is broken
+    stop = len(block)
+    position = block.find("\n", match.end()) + 1 or len(block)
+    while position < len(block):
+        if _TOP_KEY.match(block, position) and _loads_as_mapping(head + block[position:]):
+            stop = position
+            break
+        position = block.find("\n", position) + 1 or len(block)
     mark = getattr(error, "problem_mark", None)
-    if mark is None or mark.line != block.count("\n", 0, match.start()):
-        raise FrontmatterError(problem)  # the YAML error is not on the description's line
-    following = block[match.end() :].lstrip("\r\n").split("\n", 1)[0]
-    if following[:1] in (" ", "\t"):
+    if mark is None or mark.index < match.start():
+        raise FrontmatterError(problem)  # not a YAML syntax error in or after the description
+    value_start = match.start("rest")
+    region = block[value_start:stop].rstrip(" \t\r\n")
+    lines = [line.rstrip(" \t\r") for line in region.split("\n")]
+    first = lines[0].lstrip(" \t")
+    value = "\n".join([first, *_dedent(lines[1:])]).strip("\n")
+    if not value or value[0] in _NOT_PLAIN:
         raise FrontmatterError(problem)
-    rest = match.group("rest")
-    raw = rest.strip(" \t")
-    if not raw or raw[0] in "|>\"'&*!":
-        raise FrontmatterError(problem)
-    start = begin + match.start("rest") + (len(rest) - len(rest.lstrip(" \t")))
-    return _Found(start, start + len(raw), raw, False, "", "")
+    end = begin + value_start + len(region)
+    if not first:  # the value starts on a later line: write the new one after the colon
+        return _Found(begin + value_start, end, value, True, "", "")
+    skipped = len(lines[0]) - len(first)
+    return _Found(begin + value_start + skipped, end, value, False, "", "")
 
 
 def _first_line(error: yaml.YAMLError) -> str:

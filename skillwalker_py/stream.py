@@ -25,15 +25,17 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, cast
 
-from skillwalker_py.types import MalformedLine, ParsedRunMetrics, StreamEvent
+from skillwalker_py.types import MalformedLine, ModelUsage, ParsedRunMetrics, StreamEvent
 
 __all__ = [
+    "AGENT_TOOL_NAMES",
     "INFRASTRUCTURE_ERROR_STATUS",
     "SKILL_TOOL_NAME",
     "extract_metrics",
     "get_agent_invocations",
     "get_result_text",
     "get_skill_invocations",
+    "is_error_result",
     "is_infrastructure_error",
     "iter_stream_json_lines",
     "parse_stream_json_lines",
@@ -145,13 +147,17 @@ def get_skill_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
     """Return the names of the skills that were invoked successfully, in order.
 
     A user event whose ``tool_use_result`` is ``{"success": true,
-    "commandName": name}`` is a successful invocation of skill *name*.
+    "commandName": name}`` is a successful invocation of skill *name* (a
+    forked skill, which adds ``"status": "forked"`` and an ``agentId``,
+    included: it is a skill, not an agent). Skills invoked inside a subagent
+    (lines with ``parent_tool_use_id``) count like any other.
 
     Fallback (older Claude Code versions without ``tool_use_result``): an
     assistant ``tool_use`` block of the ``Skill`` tool with input ``{"skill":
     name}`` counts when a later ``tool_result`` block with the same
     ``tool_use_id`` is not an error (``is_error`` not true, and the event's
-    ``tool_use_result`` neither an error string nor ``success: false``). An
+    ``tool_use_result`` neither a string — an ``"Error: ..."`` message or a
+    rejected tool use — nor ``success: false``). An
     invocation is counted once even when both forms are present. Repeated
     invocations are listed each time.
 
@@ -203,26 +209,134 @@ def get_skill_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
     return names
 
 
+AGENT_TOOL_NAMES: Final = frozenset({"Agent", "Task"})
+"""Names of the subagent tool: ``Task`` in older Claude Code, ``Agent`` in newer versions."""
+
+_ASYNC_LAUNCHED: Final = "async_launched"
+
+
+def _is_failed_result(result: object, block: Mapping[str, Any]) -> bool:
+    """A tool call that did not run: an error block, or a string ``tool_use_result``.
+
+    A string is either an ``"Error: ..."`` message or a rejected tool use.
+    """
+    return block.get("is_error") is True or isinstance(result, str)
+
+
 def get_agent_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Return the agent types of completed subagent runs, in order.
+    """Return the agent types of the subagents that were delegated to, in order.
 
-    A user event whose ``tool_use_result`` has ``"status": "completed"`` and a
-    string ``agentType`` (the ``Task`` tool, named ``Agent`` in newer Claude
-    Code) is one completed delegation.
+    An invocation is an assistant ``tool_use`` of the subagent tool (``Agent``,
+    or ``Task`` in older Claude Code; whatever ``init.tools`` lists) with an
+    input ``subagent_type``, confirmed by any completion shape of the same
+    ``tool_use_id``:
 
+    * a user event whose ``tool_use_result`` has ``status: "completed"``
+      (with or without ``agentId``/``agentType``);
+    * a background launch, ``tool_use_result`` ``{"isAsync": true, "status":
+      "async_launched", ...}`` (counted at the launch);
+    * a ``system`` event with subtype ``task_notification`` and ``status:
+      "completed"`` naming the call by ``tool_use_id`` (or by ``task_id``,
+      the launch's ``agentId`` or a ``task_started`` event's ``task_id``),
+      when the user event did not already confirm it;
+    * for streams without ``tool_use_result``, a ``tool_result`` that is not
+      an error.
+
+    The type is the completion's ``agentType`` when it has one, else the
+    input's ``subagent_type``. A failed call (``is_error: true`` in the
+    ``tool_result`` block, or a string ``tool_use_result``: an ``"Error:
+    ..."`` message or a rejected tool use) is not an invocation. A forked
+    skill (``{"success": true, "commandName": ..., "status": "forked",
+    "agentId": ...}``) is a skill invocation, not an agent one. Calls made
+    inside a subagent (lines with ``parent_tool_use_id``) count like any
+    other. Without a matching ``tool_use``, a user event whose
+    ``tool_use_result`` has ``status: "completed"`` and a string
+    ``agentType`` still counts (the seed's rule). Each call is counted once.
+
+    >>> get_agent_invocations([
+    ...     {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1",
+    ...         "name": "Agent", "input": {"subagent_type": "code-reviewer", "prompt": "x"}}]}},
+    ...     {"type": "user", "message": {"content": [
+    ...         {"type": "tool_result", "tool_use_id": "t1", "content": "Async agent launched"}]},
+    ...      "tool_use_result": {"isAsync": True, "status": "async_launched", "agentId": "a1"}},
+    ... ])
+    ['code-reviewer']
     >>> get_agent_invocations([{"type": "user", "tool_use_result":
     ...     {"status": "completed", "agentType": "Explore", "agentId": "a1"}}])
     ['Explore']
     """
+    calls: dict[str, str | None] = {}  # tool_use_id -> subagent_type, every Agent/Task call
+    waiting: set[str] = set()  # calls not yet confirmed nor failed
+    task_calls: dict[str, str] = {}  # task_id / agentId -> tool_use_id
     agents: list[str] = []
+
+    def confirm(tool_id: str, agent_type: object = None) -> None:
+        waiting.discard(tool_id)
+        name = agent_type if isinstance(agent_type, str) and agent_type else calls[tool_id]
+        if name:
+            agents.append(name)
+
     for event in events:
-        if event.get("type") != "user":
-            continue
-        result = event.get("tool_use_result")
-        if isinstance(result, Mapping) and result.get("status") == "completed":
-            agent_type = result.get("agentType")
-            if isinstance(agent_type, str) and agent_type:
-                agents.append(agent_type)
+        kind = event.get("type")
+        if kind == "assistant":
+            for block in _content_blocks(event):
+                tool_id, tool_input = block.get("id"), block.get("input")
+                if (
+                    block.get("type") != "tool_use"
+                    or block.get("name") not in AGENT_TOOL_NAMES
+                    or not isinstance(tool_id, str)
+                    or tool_id in calls
+                ):
+                    continue
+                subagent = (
+                    tool_input.get("subagent_type") if isinstance(tool_input, Mapping) else None
+                )
+                calls[tool_id] = subagent if isinstance(subagent, str) and subagent else None
+                waiting.add(tool_id)
+        elif kind == "user":
+            result = event.get("tool_use_result")
+            blocks = [
+                block
+                for block in _content_blocks(event)
+                if block.get("type") == "tool_result"
+                and isinstance(block.get("tool_use_id"), str)
+                and block["tool_use_id"] in calls
+            ]
+            mapping = result if isinstance(result, Mapping) else None
+            if not blocks:
+                if mapping is not None and mapping.get("status") == "completed":
+                    agent_type = mapping.get("agentType")
+                    if isinstance(agent_type, str) and agent_type:
+                        agents.append(agent_type)
+                continue
+            for block in blocks:
+                tool_id = block["tool_use_id"]
+                if tool_id not in waiting:
+                    continue  # already counted (e.g. after its task_notification)
+                if _is_failed_result(result, block):
+                    waiting.discard(tool_id)
+                elif mapping is None:
+                    if result is None:
+                        confirm(tool_id)  # no tool_use_result: the tool_result is the answer
+                elif mapping.get("status") == "completed":
+                    confirm(tool_id, mapping.get("agentType"))
+                elif mapping.get("isAsync") is True or mapping.get("status") == _ASYNC_LAUNCHED:
+                    agent_id = mapping.get("agentId")
+                    if isinstance(agent_id, str) and agent_id:
+                        task_calls[agent_id] = tool_id
+                    confirm(tool_id, mapping.get("agentType"))
+                # any other shape: wait for a task_notification
+        elif kind == "system":
+            subtype = event.get("subtype")
+            tool_id, task_id = event.get("tool_use_id"), event.get("task_id")
+            if subtype == "task_started":
+                if isinstance(tool_id, str) and tool_id in calls and isinstance(task_id, str):
+                    task_calls[task_id] = tool_id
+            elif subtype == "task_notification" and event.get("status") == "completed":
+                if not (isinstance(tool_id, str) and tool_id in calls) and isinstance(task_id, str):
+                    tool_id = task_calls.get(task_id)
+                if isinstance(tool_id, str) and tool_id in waiting:
+                    confirm(tool_id)
     return agents
 
 
@@ -239,52 +353,208 @@ def _integer(value: object) -> int | None:
     return None if number is None else int(number)
 
 
+_USAGE_FIELDS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _add(total: float | None, value: float | None) -> float | None:
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def _add_int(total: int | None, value: int | None) -> int | None:
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def is_error_result(event: Mapping[str, Any]) -> bool:
+    """Whether one ``result`` event reports an error (the package's one written rule).
+
+    In this order:
+
+    1. a runner's infrastructure error (``status: "infrastructure-error"``)
+       is an error;
+    2. ``is_error: true`` is an error whatever the subtype (Claude Code
+       writes ``subtype: "success"`` with ``is_error: true`` for API errors
+       such as a failed login, ``terminal_reason: "api_error"``);
+    3. a string ``subtype`` other than ``"success"`` (``error_max_turns``,
+       ``error_during_execution``, ...) is an error, even with ``is_error:
+       false``; ``"success"`` is not;
+    4. without a ``subtype``: ``is_error: false`` is not an error, and
+       neither is a result that carries a ``result`` text;
+    5. anything else (no subtype, no ``is_error``, no ``result`` text) is an
+       error: nothing says the run succeeded.
+
+    A run's error flag is that of its last result event (see
+    :func:`extract_metrics`).
+
+    >>> is_error_result({"type": "result", "subtype": "success", "is_error": True,
+    ...                  "terminal_reason": "api_error"})
+    True
+    >>> is_error_result({"type": "result", "result": "Done."})
+    False
+    """
+    if is_infrastructure_error(event):
+        return True
+    flag = event.get("is_error")
+    if flag is True:
+        return True
+    subtype = event.get("subtype")
+    if isinstance(subtype, str):
+        return subtype != "success"
+    if flag is False:
+        return False
+    return not isinstance(event.get("result"), str)
+
+
+_MODEL_FIELDS: Final = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheReadInputTokens", "cache_read_input_tokens"),
+    ("cacheCreationInputTokens", "cache_creation_input_tokens"),
+)
+
+
+def _model_usage(value: Mapping[str, Any]) -> tuple[ModelUsage, ...]:
+    models: list[ModelUsage] = []
+    for model, entry in value.items():
+        if not isinstance(model, str) or not isinstance(entry, Mapping):
+            continue
+        tokens = {name: _integer(entry.get(key)) for key, name in _MODEL_FIELDS}
+        models.append(
+            ModelUsage(
+                model=model,
+                input_tokens=tokens["input_tokens"],
+                output_tokens=tokens["output_tokens"],
+                cache_read_input_tokens=tokens["cache_read_input_tokens"],
+                cache_creation_input_tokens=tokens["cache_creation_input_tokens"],
+                cost_usd=_number(entry.get("costUSD")),
+            )
+        )
+    return tuple(models)
+
+
 def extract_metrics(events: Iterable[Mapping[str, Any]]) -> ParsedRunMetrics:
-    """Return the metrics of a run, from its last ``result`` event.
+    """Return the metrics of a run from its ``result`` events (one per turn).
 
-    ``is_error`` is true when the result's ``is_error`` is true, when its
-    ``subtype`` is not ``success`` (``error_max_turns``,
-    ``error_during_execution``, ...), when the runner wrote an infrastructure
-    error (whose message becomes ``infrastructure_error``), when a result has
-    neither ``subtype`` nor ``is_error: false``, and when the stream has no
-    result event at all (the run never finished). Missing or non-finite
-    numbers are None.
+    A stream holds several result events when a background agent's
+    completion or an interruption starts another turn (an interrupted turn
+    may end in an ``error_during_execution`` result with an ``errors`` array,
+    no ``result`` text and cost 0). Then:
 
+    * per turn, so **summed** over all result events: ``duration_ms``,
+      ``duration_api_ms``, ``num_turns`` and the ``usage`` tokens
+      (``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``,
+      ``cache_read_input_tokens``; ``usage`` counts the main thread only);
+    * cumulative for the session, so taken from the **last** result event
+      that carries them: ``total_cost_usd`` and ``modelUsage``. Its entries
+      become ``model_usage`` (one :class:`~skillwalker_py.types.ModelUsage`
+      per model, in the stream's order) and their sums the
+      ``all_models_input_tokens``, ``all_models_output_tokens``,
+      ``all_models_cache_read_input_tokens``,
+      ``all_models_cache_creation_input_tokens`` and ``all_models_cost_usd``
+      (subagents and side models included);
+    * from the **last** result event: ``is_error`` (by
+      :func:`is_error_result`), ``subtype``, ``terminal_reason``, ``errors``
+      (its string items) and ``infrastructure_error`` (the message of a
+      runner's infrastructure error, ``"unknown error"`` when it has none);
+    * ``num_results`` counts the result events, ``num_error_results`` those
+      for which :func:`is_error_result` is true.
+
+    A number is None when no event reports it (a sum skips the events that
+    do not report it; non-finite and non-numeric values are not reports). A
+    stream with no result event (the run never finished) is an error with no
+    numbers.
+
+    >>> m = extract_metrics([
+    ...     {"type": "result", "subtype": "error_during_execution", "is_error": True,
+    ...      "errors": ["Request was aborted."], "num_turns": 1, "duration_ms": 400,
+    ...      "total_cost_usd": 0, "usage": {"output_tokens": 5}},
+    ...     {"type": "result", "subtype": "success", "is_error": False, "result": "Done.",
+    ...      "num_turns": 2, "duration_ms": 600, "total_cost_usd": 0.02,
+    ...      "usage": {"output_tokens": 40}},
+    ... ])
+    >>> m.is_error, m.num_turns, m.duration_ms, m.output_tokens, m.total_cost_usd
+    (False, 3, 1000, 45, 0.02)
+    >>> m.num_results, m.num_error_results
+    (2, 1)
     >>> m = extract_metrics([{"type": "result", "status": "infrastructure-error",
     ...                       "error": "claude exited with code 137"}])
     >>> m.is_error, m.infrastructure_error
     (True, 'claude exited with code 137')
     """
     last: Mapping[str, Any] | None = None
+    num_results = num_error_results = 0
+    duration_ms: float | None = None
+    duration_api_ms: float | None = None
+    num_turns: int | None = None
+    tokens: dict[str, int | None] = dict.fromkeys(_USAGE_FIELDS)
+    total_cost_usd: float | None = None
+    model_usage: Mapping[str, Any] | None = None
     for event in events:
-        if event.get("type") == "result":
-            last = event
+        if event.get("type") != "result":
+            continue
+        last = event
+        num_results += 1
+        num_error_results += is_error_result(event)
+        duration_ms = _add(duration_ms, _number(event.get("duration_ms")))
+        duration_api_ms = _add(duration_api_ms, _number(event.get("duration_api_ms")))
+        num_turns = _add_int(num_turns, _integer(event.get("num_turns")))
+        usage = event.get("usage")
+        if isinstance(usage, Mapping):
+            for name in _USAGE_FIELDS:
+                tokens[name] = _add_int(tokens[name], _integer(usage.get(name)))
+        cost = _number(event.get("total_cost_usd"))
+        if cost is not None:
+            total_cost_usd = cost
+        models = event.get("modelUsage")
+        if isinstance(models, Mapping):
+            model_usage = models
     if last is None:
         return ParsedRunMetrics()
-    usage = last.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
     subtype = last.get("subtype")
-    subtype = subtype if isinstance(subtype, str) else None
+    terminal_reason = last.get("terminal_reason")
+    errors = last.get("errors")
     infrastructure_error: str | None = None
     if is_infrastructure_error(last):
         message = last.get("error")
         infrastructure_error = message if isinstance(message, str) and message else "unknown error"
-    if infrastructure_error is not None or last.get("is_error") is True:
-        is_error = True
-    elif subtype is not None:
-        is_error = subtype != "success"
-    else:
-        is_error = last.get("is_error") is not False
+    per_model = _model_usage(model_usage) if model_usage is not None else ()
+    all_models: dict[str, int | None] = {}
+    for _, name in _MODEL_FIELDS:
+        total: int | None = None
+        for entry in per_model:
+            total = _add_int(total, getattr(entry, name))
+        all_models[name] = total
+    all_cost: float | None = None
+    for entry in per_model:
+        all_cost = _add(all_cost, entry.cost_usd)
     return ParsedRunMetrics(
-        duration_ms=_number(last.get("duration_ms")),
-        duration_api_ms=_number(last.get("duration_api_ms")),
-        num_turns=_integer(last.get("num_turns")),
-        total_cost_usd=_number(last.get("total_cost_usd")),
-        input_tokens=_integer(usage.get("input_tokens")),
-        output_tokens=_integer(usage.get("output_tokens")),
-        cache_creation_input_tokens=_integer(usage.get("cache_creation_input_tokens")),
-        cache_read_input_tokens=_integer(usage.get("cache_read_input_tokens")),
-        is_error=is_error,
-        subtype=subtype,
+        duration_ms=duration_ms,
+        duration_api_ms=duration_api_ms,
+        num_turns=num_turns,
+        total_cost_usd=total_cost_usd,
+        input_tokens=tokens["input_tokens"],
+        output_tokens=tokens["output_tokens"],
+        cache_creation_input_tokens=tokens["cache_creation_input_tokens"],
+        cache_read_input_tokens=tokens["cache_read_input_tokens"],
+        is_error=is_error_result(last),
+        subtype=subtype if isinstance(subtype, str) else None,
         infrastructure_error=infrastructure_error,
+        all_models_input_tokens=all_models["input_tokens"],
+        all_models_output_tokens=all_models["output_tokens"],
+        all_models_cache_read_input_tokens=all_models["cache_read_input_tokens"],
+        all_models_cache_creation_input_tokens=all_models["cache_creation_input_tokens"],
+        all_models_cost_usd=all_cost,
+        model_usage=per_model,
+        num_results=num_results,
+        num_error_results=num_error_results,
+        terminal_reason=terminal_reason if isinstance(terminal_reason, str) else None,
+        errors=tuple(e for e in errors if isinstance(e, str)) if isinstance(errors, list) else (),
     )

@@ -31,6 +31,7 @@ __all__ = [
     "LlmJudgeCriterion",
     "LlmJudgeExpectation",
     "MalformedLine",
+    "ModelUsage",
     "OutputFileRecord",
     "ParsedRunMetrics",
     "Phase",
@@ -159,7 +160,13 @@ class EvalConfig:
 
 
 class StreamEvent(TypedDict, total=False):
-    """Any event of ``claude -p --output-format stream-json`` (all keys optional)."""
+    """Any event of ``claude -p --output-format stream-json`` (all keys optional).
+
+    Only the keys the package reads are listed; every other key of an event
+    (``stream_event`` payloads, ``system`` subtypes such as ``task_started``
+    or ``hook_response``, new fields of new Claude Code versions) is kept as
+    parsed.
+    """
 
     type: str
     subtype: str
@@ -172,6 +179,13 @@ class StreamEvent(TypedDict, total=False):
     model: str
     cwd: str
     tools: list[str]
+    # stream_event (a partial message, with --include-partial-messages)
+    event: dict[str, Any]
+    # system task_started / task_notification (background agents and shells)
+    task_id: str
+    tool_use_id: str
+    # assistant line of an API error (e.g. ``"error": "authentication_failed"``)
+    is_api_error_message: bool
     # result
     is_error: bool
     result: str
@@ -180,7 +194,13 @@ class StreamEvent(TypedDict, total=False):
     num_turns: int
     total_cost_usd: float
     usage: dict[str, Any]
-    # runner infrastructure error (``type: "result"``)
+    modelUsage: dict[str, Any]
+    terminal_reason: str
+    errors: list[Any]
+    api_error_status: int | None
+    ttft_ms: float
+    # runner infrastructure error (``type: "result"``); ``error`` is also the
+    # top-level error code of an assistant API-error line
     status: str
     error: str
 
@@ -203,6 +223,8 @@ class AssistantEvent(TypedDict, total=False):
     message: dict[str, Any]
     session_id: str
     parent_tool_use_id: str | None
+    error: str
+    is_api_error_message: bool
 
 
 class UserEvent(TypedDict, total=False):
@@ -216,7 +238,7 @@ class UserEvent(TypedDict, total=False):
 
 
 class ResultEvent(TypedDict, total=False):
-    """The final ``{"type": "result", ...}`` event (or a runner's infrastructure error)."""
+    """A ``{"type": "result", ...}`` event (one per turn; or a runner's infrastructure error)."""
 
     type: Literal["result"]
     subtype: str
@@ -227,16 +249,51 @@ class ResultEvent(TypedDict, total=False):
     num_turns: int
     total_cost_usd: float
     usage: dict[str, Any]
+    modelUsage: dict[str, Any]
+    terminal_reason: str
+    errors: list[Any]
+    api_error_status: int | None
+    ttft_ms: float
     session_id: str
     status: str
     error: str
 
 
 @dataclass(frozen=True, kw_only=True)
+class ModelUsage:
+    """One model's entry of a result event's ``modelUsage`` (see ``stream.extract_metrics``).
+
+    Claude Code reports it per model as ``inputTokens``, ``outputTokens``,
+    ``cacheReadInputTokens``, ``cacheCreationInputTokens`` and ``costUSD``,
+    cumulative for the session, subagents and side models included. Numbers
+    are None when not reported.
+    """
+
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ParsedRunMetrics:
     """Metrics of one test execution, from its stream (see ``stream.extract_metrics``).
 
-    Numbers are None when the stream did not report them.
+    A stream may hold several ``result`` events (one per turn). Per-turn
+    figures are summed over them: ``duration_ms``, ``duration_api_ms``,
+    ``num_turns`` and the main-thread ``usage`` tokens (``input_tokens``,
+    ``output_tokens``, ``cache_creation_input_tokens``,
+    ``cache_read_input_tokens``). Session-cumulative figures come from the
+    last result event that carries them: ``total_cost_usd`` and
+    ``modelUsage``, whose per-model entries are ``model_usage`` and whose
+    sums over all models are the ``all_models_*`` fields (subagents and side
+    models included). ``is_error``, ``subtype``, ``terminal_reason``,
+    ``errors`` and ``infrastructure_error`` describe the last result event.
+    ``num_results`` counts the result events and ``num_error_results`` those
+    that are errors by themselves. Numbers are None when the stream did not
+    report them.
     """
 
     duration_ms: float | None = None
@@ -250,6 +307,16 @@ class ParsedRunMetrics:
     is_error: bool = True
     subtype: str | None = None
     infrastructure_error: str | None = None
+    all_models_input_tokens: int | None = None
+    all_models_output_tokens: int | None = None
+    all_models_cache_read_input_tokens: int | None = None
+    all_models_cache_creation_input_tokens: int | None = None
+    all_models_cost_usd: float | None = None
+    model_usage: tuple[ModelUsage, ...] = ()
+    num_results: int = 0
+    num_error_results: int = 0
+    terminal_reason: str | None = None
+    errors: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------

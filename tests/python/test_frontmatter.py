@@ -295,3 +295,206 @@ def test_other_keys_are_unchanged(others: dict[str, Any], new: str) -> None:
     assert result.startswith("---\n" + head + "description: ")
     assert result.endswith("\ntail: end\n---\nbody\n")
     assert frontmatter_of(result) == {**before, "description": new}
+
+
+# -- frontmatter that is not valid YAML because of its description -----------
+
+NL = [pytest.param("\n", id="lf"), pytest.param("\r\n", id="crlf")]
+
+
+def lines(*parts: str, nl: str) -> str:
+    return "".join(part + nl for part in parts)
+
+
+@pytest.mark.parametrize("nl", NL)
+def test_one_line_fallback_with_either_line_end(nl: str) -> None:
+    text = lines(
+        "---", "name: x", "description: Use when: the user asks", "model: y", "---", "Body", nl=nl
+    )
+    assert parse_description(text) == "Use when: the user asks"
+    result = replace_description(text, "new")
+    # only the value's bytes change; the CRLF line ends stay
+    assert result == lines("---", "name: x", 'description: "new"', "model: y", "---", "Body", nl=nl)
+    assert parse_description(replace_description(text, "Use when: the user asks")) == (
+        "Use when: the user asks"
+    )
+
+
+AGENT_HEAD = ("---", "name: code-reviewer")
+AGENT_DESCRIPTION = (
+    "description: Use this agent to review code. Examples:",
+    "<example>",
+    "Context: The user has just written a function.",
+    'user: "Please review my parser"',
+    'assistant: "I\'ll use the code-reviewer agent to review it."',
+    "<commentary>",
+    "New code was written: review it.",
+    "</commentary>",
+    "</example>",
+)
+AGENT_TAIL = ("model: sonnet", "color: blue", "---", "", "You review code.")
+# Read by hand: the first line's value after "description: ", then every line up to
+# "model:" (the first top-level key from which the rest is valid YAML), joined by "\n".
+# "Context:", "user:" and "assistant:" are not that key: from each of them on, the
+# "<commentary>" line at column 0 is not valid YAML.
+AGENT_VALUE = (
+    "Use this agent to review code. Examples:\n"
+    "<example>\n"
+    "Context: The user has just written a function.\n"
+    'user: "Please review my parser"\n'
+    'assistant: "I\'ll use the code-reviewer agent to review it."\n'
+    "<commentary>\n"
+    "New code was written: review it.\n"
+    "</commentary>\n"
+    "</example>"
+)
+
+
+@pytest.mark.parametrize("nl", NL)
+def test_agent_description_with_example_blocks_is_read_whole(nl: str) -> None:
+    text = lines(*AGENT_HEAD, *AGENT_DESCRIPTION, *AGENT_TAIL, nl=nl)
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(text.split("---")[1])  # the premise: not valid YAML
+    assert parse_description(text) == AGENT_VALUE
+    result = replace_description(text, "Reviews code.\n<example>x</example>")
+    assert result == lines(
+        *AGENT_HEAD, 'description: "Reviews code.\\n<example>x</example>"', *AGENT_TAIL, nl=nl
+    )
+    assert frontmatter_of(result.replace("\r\n", "\n")) == {
+        "name": "code-reviewer",
+        "description": "Reviews code.\n<example>x</example>",
+        "model": "sonnet",
+        "color": "blue",
+    }
+    # read and replace agree: writing back what was read keeps it, now as valid YAML
+    again = replace_description(text, parse_description(text))
+    assert parse_description(again) == AGENT_VALUE
+    assert frontmatter_of(again.replace("\r\n", "\n"))["description"] == AGENT_VALUE
+
+
+@pytest.mark.parametrize("nl", NL)
+def test_examples_after_a_blank_line_and_a_blank_line_before_the_next_key(nl: str) -> None:
+    text = lines(
+        "---",
+        "name: task-planner",
+        "description: Breaks designs into tasks.",
+        "",
+        "Examples:",
+        "<example>",
+        "Context: Architecture is approved.",
+        'user: "Ok, implement it"',
+        "</example>",
+        "",
+        "tools: Read, Write",
+        "model: sonnet",
+        "---",
+        nl=nl,
+    )
+    # by hand: the lines from the description to "tools:", the blank ones inside kept,
+    # the trailing blank line dropped
+    expected = (
+        "Breaks designs into tasks.\n\nExamples:\n<example>\n"
+        'Context: Architecture is approved.\nuser: "Ok, implement it"\n</example>'
+    )
+    assert parse_description(text) == expected
+    assert replace_description(text, "new") == lines(
+        "---",
+        "name: task-planner",
+        'description: "new"',
+        "",
+        "tools: Read, Write",
+        "model: sonnet",
+        "---",
+        nl=nl,
+    )
+
+
+@pytest.mark.parametrize("nl", NL)
+def test_indented_continuation_lines_are_dedented(nl: str) -> None:
+    text = lines(
+        "---",
+        "description:",
+        "  Use when: the user asks",
+        "  and then",
+        "    more",
+        "name: y",
+        "---",
+        nl=nl,
+    )
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(text.split("---")[1])  # the premise: not valid YAML
+    # common indentation (2) removed, the extra 2 spaces of "more" kept
+    assert parse_description(text) == "Use when: the user asks\nand then\n  more"
+    assert replace_description(text, "n") == lines(
+        "---", 'description: "n"', "name: y", "---", nl=nl
+    )
+
+
+@pytest.mark.parametrize("nl", NL)
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        # the YAML before the description is broken: named at its line
+        (("name: a: b", "description: Use when: x"), 2),
+        # the flow sequence opened on line 2 is broken by the second ": " of line 3
+        (("name: [unclosed", "description: Use when: x"), 2),
+        # two description lines
+        (("description: Use when: x", "description: again"), 2),
+        # a value that starts like YAML syntax
+        (("description: 'unclosed: x",), 2),
+        (("description:", "  'unclosed: x", "name: y"), 3),
+        (("description: |", "a: b: c"), 3),
+    ],
+)
+def test_invalid_frontmatter_that_is_not_a_description_raises_naming_the_line(
+    body: tuple[str, ...], line: int, nl: str
+) -> None:
+    text = lines("---", *body, "---", "body", nl=nl)
+    with pytest.raises(FrontmatterError, match=rf"not valid YAML \(line {line}: ") as info:
+        parse_description(text)
+    with pytest.raises(FrontmatterError) as replaced:
+        replace_description(text, "new")
+    assert str(replaced.value) == str(info.value)
+
+
+words = st.text(alphabet="abcdefghij XYZ.,?", min_size=1, max_size=20).map(
+    lambda s: s.strip() or "x"
+)
+example_line = st.one_of(
+    words,
+    words.map(lambda w: f"Context: {w}"),
+    words.map(lambda w: f'user: "{w}"'),
+    words.map(lambda w: f'assistant: "{w}"'),
+    st.sampled_from(["<commentary>", "</commentary>", "<example>", ""]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    first=words,
+    examples=st.lists(st.lists(example_line, max_size=5), min_size=1, max_size=3),
+    crlf=st.booleans(),
+    new=st.text(),
+)
+def test_agent_files_with_examples_round_trip(
+    first: str, examples: list[list[str]], crlf: bool, new: str
+) -> None:
+    body = [line for block in examples for line in ("<example>", *block, "</example>")]
+    nl = "\r\n" if crlf else "\n"
+    text = lines(
+        "---",
+        "name: a",
+        f"description: {first} Examples:",
+        *body,
+        "model: haiku",
+        "---",
+        "B",
+        nl=nl,
+    )
+    # every candidate key line inside the examples is followed by "</example>" at column 0,
+    # so the description runs to "model:"
+    assert parse_description(text) == "\n".join([f"{first} Examples:", *body])
+    result = replace_description(text, new)
+    assert result.startswith(lines("---", "name: a", nl=nl) + "description: ")
+    assert result.endswith(lines("model: haiku", "---", "B", nl=nl))
+    assert parse_description(result) == new
