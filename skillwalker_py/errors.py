@@ -77,11 +77,21 @@ class ConfigError(SkillwalkerError, ValueError):
 
 
 class InvalidRunIdError(SkillwalkerError, ValueError):
-    """A test run ID does not match ``YYYYMMDDTHHMMSS``."""
+    """A test run ID is not ``YYYYMMDDTHHMMSS``, or not a real date and time.
 
-    def __init__(self, value: object) -> None:
+    ``value`` is the rejected value, ``reason`` what is wrong with it (by
+    default ``expected YYYYMMDDTHHMMSS``; for a well-formed but impossible
+    ID, the field out of range, e.g. ``day 30 is out of range 01-28 for
+    2026-02``).
+
+    >>> str(InvalidRunIdError("20261301T000000", reason="month 13 is out of range 01-12"))
+    "invalid test run ID '20261301T000000': month 13 is out of range 01-12"
+    """
+
+    def __init__(self, value: object, reason: str = "expected YYYYMMDDTHHMMSS") -> None:
         self.value = value
-        super().__init__(f"invalid test run ID {value!r}: expected YYYYMMDDTHHMMSS")
+        self.reason = reason
+        super().__init__(f"invalid test run ID {value!r}: {reason}")
 
 
 class JsonlFormatError(SkillwalkerError, ValueError):
