@@ -21,6 +21,7 @@ __all__ = [
     "FrontmatterError",
     "InvalidRunIdError",
     "JsonlFormatError",
+    "JsonlRecordError",
     "MarkerFileError",
     "SkillwalkerError",
 ]
@@ -102,6 +103,43 @@ class JsonlFormatError(SkillwalkerError, ValueError):
         self.line_number = line_number
         self.reason = reason
         super().__init__(f"{self.path}:{line_number}: {reason}")
+
+
+class JsonlRecordError(SkillwalkerError, ValueError):
+    """A record cannot be written as one line of JSON; nothing was written.
+
+    ``field`` is the path of the offending value inside the record, in
+    JavaScript notation (``results[0].score``, ``["odd key"]``; ``""`` for
+    the record itself), ``reason`` what is wrong with it, ``path`` the file
+    that was not written (None for :func:`~skillwalker_py.jsonl.dumps_record`)
+    and ``index`` the record's position when several were given.
+
+    >>> str(JsonlRecordError("results[0].score", "NaN is not valid JSON"))
+    'field results[0].score: NaN is not valid JSON'
+    >>> str(JsonlRecordError("score", "Infinity is not valid JSON", path="x.jsonl", index=2))
+    'x.jsonl: record 2: field score: Infinity is not valid JSON'
+    """
+
+    def __init__(
+        self,
+        field: str,
+        reason: str,
+        *,
+        path: str | Path | None = None,
+        index: int | None = None,
+    ) -> None:
+        self.field = field
+        self.reason = reason
+        self.path = None if path is None else str(path)
+        self.index = index
+        parts: list[str] = []
+        if self.path is not None:
+            parts.append(self.path)
+        if index is not None:
+            parts.append(f"record {index}")
+        parts.append(f"field {field}" if field else "record")
+        parts.append(reason)
+        super().__init__(": ".join(parts))
 
 
 class MarkerFileError(SkillwalkerError, ValueError):
