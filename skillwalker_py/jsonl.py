@@ -44,6 +44,7 @@ import math
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -156,11 +157,13 @@ def summary_path(output_dir: str | os.PathLike[str], kind: SummaryKind, test_run
 _SEPARATORS: Final = (",", ":")
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 _IDENTIFIER_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*", re.ASCII)
-_STRING_RE: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET_RE: Final = re.compile(r"[\[\]{}]")
 _JSON_SCALARS: Final = (str, int, float, bool, type(None))
 _MAX_FIELD_TEXT: Final = 120
+_WALK_BUDGET: Final = 10_000
+_ONE_BRACKET_KIND: Final = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS: Final = bytes(code for code in range(256) if code not in b"[]{}")
 _BOM: Final = b"\xef\xbb\xbf"
+_TOO_DEEP: Final = f"invalid JSON: nested deeper than {MAX_NESTING} levels"
 # An escape of a UTF-16 surrogate (\ud800-\udfff) somewhere in a raw line.
 _SURROGATE_ESCAPE_RE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -172,19 +175,48 @@ def _escape_surrogate(match: re.Match[str]) -> str:
 def _too_deep(text: str) -> bool:
     """True when the JSON *text* nests objects/arrays more than MAX_NESTING levels.
 
-    Brackets inside strings do not count. Cheap unless the text has more
-    than MAX_NESTING opening brackets in all.
+    Exact for valid JSON; brackets inside strings do not count. Free unless
+    the text has more than MAX_NESTING opening brackets in all; then the
+    strings are cut out, the brackets kept (``{}`` read as ``[]``), and the
+    innermost ``[]`` pairs removed pass by pass: a text nests deeper than N
+    levels exactly when N passes leave something. C-speed string operations
+    only, no recursion.
     """
     if text.count("{") + text.count("[") <= MAX_NESTING:
         return False
-    depth = 0
-    for match in _BRACKET_RE.finditer(_STRING_RE.sub("", text)):
-        if match.group() in "[{":
-            depth += 1
-            if depth > MAX_NESTING:
-                return True
-        else:
-            depth -= 1
+    if '\\"' in text:  # an escaped quote: drop escaped backslashes, then escaped quotes
+        text = text.replace("\\\\", "").replace('\\"', "")
+    outside = "".join(text.split('"')[::2]).encode("ascii", "ignore")
+    brackets = outside.translate(_ONE_BRACKET_KIND, _NOT_BRACKETS)
+    if brackets.count(b"[") <= MAX_NESTING:
+        return False
+    for _ in range(MAX_NESTING):
+        brackets = brackets.replace(b"[]", b"")
+        if not brackets:
+            return False
+    return True
+
+
+def _nested_too_deep(value: Any, text: str) -> bool:
+    """:func:`_too_deep` for *text*, the JSON of *value* (a record or a parsed line).
+
+    Walks *value*'s containers when that is cheap (a line whose brackets are
+    mostly inside strings, such as a captured source file), else scans *text*.
+    """
+    if text.count("{") + text.count("[") <= MAX_NESTING:
+        return False
+    budget = _WALK_BUDGET
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > MAX_NESTING:
+            return True
+        budget -= len(item)
+        if budget < 0:
+            return _too_deep(text)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, level + 1))
     return False
 
 
@@ -280,6 +312,11 @@ def dumps_record(record: Mapping[str, Any]) -> str:
     ...
     skillwalker_py.errors.JsonlRecordError: field results[0].score: NaN is not valid JSON
     """
+    return _serialize(record).decode("utf-8")
+
+
+def _serialize(record: Mapping[str, Any]) -> bytes:
+    """:func:`dumps_record` as UTF-8 bytes (what the writers write)."""
     if not isinstance(record, dict):
         if not isinstance(record, Mapping):
             raise JsonlRecordError(
@@ -291,12 +328,14 @@ def dumps_record(record: Mapping[str, Any]) -> str:
     except (ValueError, TypeError, RecursionError) as exc:
         field, reason = _find_problem(record, exc)
         raise JsonlRecordError(_short(field), reason) from None
-    if _too_deep(text):
+    if _nested_too_deep(record, text):
         field, reason = _find_problem(record, ValueError("too deep"))
         raise JsonlRecordError(_short(field), reason)
-    if not text.isascii():
-        text = _SURROGATE_RE.sub(_escape_surrogate, text)
-    return text + "\n"
+    text += "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: write its escape instead
+        return _SURROGATE_RE.sub(_escape_surrogate, text).encode("utf-8")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -328,15 +367,15 @@ def append_jsonl(
     """
     target = Path(path)
     items = list(records)
-    lines: list[str] = []
+    lines: list[bytes] = []
     for index, record in enumerate(items):
         try:
-            lines.append(dumps_record(record))
+            lines.append(_serialize(record))
         except JsonlRecordError as exc:
             raise JsonlRecordError(
                 exc.field, exc.reason, path=target, index=index if len(items) > 1 else None
             ) from None
-    data = "".join(lines).encode("utf-8")
+    data = b"".join(lines)
     if not data:
         return 0
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -363,9 +402,13 @@ def append_jsonl(
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Replace *path* with *text* atomically (temp file in the same dir, fsync, rename).
 
-    A reader sees the old content or the new one, never a partial file.
+    A reader sees the old content or the new one, never a partial file. Text
+    that cannot be encoded as UTF-8 raises before any file is touched.
     """
-    data = text.encode("utf-8")
+    _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -519,10 +562,10 @@ def _write_summary(
 ) -> Path:
     path = summary_path(output_dir, kind, validate_run_id(record.get("test_run_id")))
     try:
-        text = dumps_record(_explicit_utc(record, _SUMMARY_TIMESTAMPS))
+        data = _serialize(_explicit_utc(record, _SUMMARY_TIMESTAMPS))
     except JsonlRecordError as exc:
         raise JsonlRecordError(exc.field, exc.reason, path=path) from None
-    atomic_write_text(path, text)
+    _atomic_write_bytes(path, data)
     return path
 
 
@@ -551,6 +594,25 @@ def _reject_constant(name: str) -> Any:
 
 def _clip(text: str) -> str:
     return text[:MAX_ERROR_TEXT]
+
+
+def _loads_on_fresh_stack(text: str) -> Any:
+    """``json.loads`` in a new thread (a fresh recursion budget); re-raises its error."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, json.loads(text, parse_constant=_reject_constant)))
+        except BaseException as exc:  # handed back to the calling thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="skillwalker-jsonl-parse")
+    thread.start()
+    thread.join()
+    ok, result = outcome[0]
+    if not ok:
+        raise result
+    return result
 
 
 def _replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
@@ -594,15 +656,20 @@ def _parse_line(raw: bytes, first: bool) -> tuple[dict[str, Any] | None, str | N
     stripped = text.strip(" \t\r\n")
     if not stripped:
         return None, None, text
-    if _too_deep(stripped):
-        return None, f"invalid JSON: nested deeper than {MAX_NESTING} levels", text
     try:
-        value = json.loads(stripped, parse_constant=_reject_constant)
-    except RecursionError:  # only when the caller's own stack is already deep
-        return None, f"invalid JSON: nested deeper than {MAX_NESTING} levels", text
-    except ValueError as exc:
+        try:
+            value = json.loads(stripped, parse_constant=_reject_constant)
+        except RecursionError:
+            if _too_deep(stripped):
+                return None, _TOO_DEEP, text
+            # Not too deep, but the caller's own stack is: parse again on a
+            # fresh stack, so the answer never depends on the caller.
+            value = _loads_on_fresh_stack(stripped)
+    except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         return None, f"invalid JSON: {reason}", text
+    if isinstance(value, (dict, list)) and _nested_too_deep(value, stripped):
+        return None, _TOO_DEEP, text
     if not isinstance(value, dict):
         return None, f"not a JSON object (got {type(value).__name__})", text
     if _SURROGATE_ESCAPE_RE.search(raw):

@@ -11,9 +11,13 @@ import types
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from skillwalker_py import jsonl as jsonl_module
 from skillwalker_py import types as t
 from skillwalker_py.errors import (
     InvalidRunIdError,
@@ -704,12 +708,67 @@ def _read_at_depth(path: Path, frames: int) -> t.JsonlReadResult:
 
 def test_deep_lines_read_the_same_way_whatever_the_callers_stack(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
-    path.write_text('{"a":' + "[" * 700 + "]" * 700 + '}\n{"b":[[[1]]]}\n', encoding="utf-8")
+    allowed = '{"ok":' + "[" * 400 + "]" * 400 + "}"
+    path.write_text(
+        '{"a":' + "[" * 700 + "]" * 700 + '}\n{"b":[[[1]]]}\n' + allowed + "\n",
+        encoding="utf-8",
+    )
     shallow = read_jsonl(path)
-    deep = _read_at_depth(path, sys.getrecursionlimit() - 450)
-    assert shallow == deep
     assert [(e.line_number, e.reason) for e in shallow.errors] == [(1, DEEP_REASON)]
-    assert shallow.records == [{"b": [[[1]]]}]
+    assert shallow.records == [{"b": [[[1]]]}, json.loads(allowed)]
+    fresh_stack = mock.patch.object(
+        jsonl_module, "_loads_on_fresh_stack", wraps=jsonl_module._loads_on_fresh_stack
+    )
+    with fresh_stack as spy:
+        # so deep that parsing 400 levels here would overflow the caller's stack
+        deep = _read_at_depth(path, sys.getrecursionlimit() - 300)
+    assert deep == shallow
+    assert spy.call_count == 1  # the 400-level line was parsed again on a fresh stack
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\ :,ab\u00e9\n', max_size=8)
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TRICKY_TEXT,
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(_TRICKY_TEXT, children, max_size=3),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, budget=st.sampled_from([0, 10_000]), ascii_only=st.booleans())
+def test_depth_limit_matches_the_real_depth(
+    value: Any, budget: int, ascii_only: bool
+) -> None:
+    """With the limit lowered to 3, writer and reader refuse exactly the records deeper than 3."""
+    record = {"v": value}
+    limit = 3
+    text = json.dumps(record, ensure_ascii=ascii_only)
+    with (
+        mock.patch.object(jsonl_module, "MAX_NESTING", limit),
+        mock.patch.object(jsonl_module, "_WALK_BUDGET", budget),
+    ):
+        too_deep = _depth(record) > limit
+        assert jsonl_module._too_deep(text) is too_deep
+        assert jsonl_module._nested_too_deep(record, text) is too_deep
+        if too_deep:
+            with pytest.raises(JsonlRecordError, match="nested deeper than 3 levels"):
+                dumps_record(record)
+        else:
+            assert json.loads(dumps_record(record)) == record
+        parsed, reason, _ = jsonl_module._parse_line(text.encode(), first=False)
+        if too_deep:
+            assert parsed is None and reason is not None and "nested deeper than" in reason
+        else:
+            assert (parsed, reason) == (record, None)
 
 
 BOM = b"\xef\xbb\xbf"
