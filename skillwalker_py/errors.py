@@ -21,6 +21,7 @@ __all__ = [
     "FrontmatterError",
     "InvalidRunIdError",
     "JsonlFormatError",
+    "JsonlRecordError",
     "MarkerFileError",
     "SkillwalkerError",
 ]
@@ -77,11 +78,21 @@ class ConfigError(SkillwalkerError, ValueError):
 
 
 class InvalidRunIdError(SkillwalkerError, ValueError):
-    """A test run ID does not match ``YYYYMMDDTHHMMSS``."""
+    """A test run ID is not ``YYYYMMDDTHHMMSS``, or not a real date and time.
 
-    def __init__(self, value: object) -> None:
+    ``value`` is the rejected value, ``reason`` what is wrong with it (by
+    default ``expected YYYYMMDDTHHMMSS``; for a well-formed but impossible
+    ID, the field out of range, e.g. ``day 30 is out of range 01-28 for
+    2026-02``).
+
+    >>> str(InvalidRunIdError("20261301T000000", reason="month 13 is out of range 01-12"))
+    "invalid test run ID '20261301T000000': month 13 is out of range 01-12"
+    """
+
+    def __init__(self, value: object, reason: str = "expected YYYYMMDDTHHMMSS") -> None:
         self.value = value
-        super().__init__(f"invalid test run ID {value!r}: expected YYYYMMDDTHHMMSS")
+        self.reason = reason
+        super().__init__(f"invalid test run ID {value!r}: {reason}")
 
 
 class JsonlFormatError(SkillwalkerError, ValueError):
@@ -92,6 +103,43 @@ class JsonlFormatError(SkillwalkerError, ValueError):
         self.line_number = line_number
         self.reason = reason
         super().__init__(f"{self.path}:{line_number}: {reason}")
+
+
+class JsonlRecordError(SkillwalkerError, ValueError):
+    """A record cannot be written as one line of JSON; nothing was written.
+
+    ``field`` is the path of the offending value inside the record, in
+    JavaScript notation (``results[0].score``, ``["odd key"]``; ``""`` for
+    the record itself), ``reason`` what is wrong with it, ``path`` the file
+    that was not written (None for :func:`~skillwalker_py.jsonl.dumps_record`)
+    and ``index`` the record's position when several were given.
+
+    >>> str(JsonlRecordError("results[0].score", "NaN is not valid JSON"))
+    'field results[0].score: NaN is not valid JSON'
+    >>> str(JsonlRecordError("score", "Infinity is not valid JSON", path="x.jsonl", index=2))
+    'x.jsonl: record 2: field score: Infinity is not valid JSON'
+    """
+
+    def __init__(
+        self,
+        field: str,
+        reason: str,
+        *,
+        path: str | Path | None = None,
+        index: int | None = None,
+    ) -> None:
+        self.field = field
+        self.reason = reason
+        self.path = None if path is None else str(path)
+        self.index = index
+        parts: list[str] = []
+        if self.path is not None:
+            parts.append(self.path)
+        if index is not None:
+            parts.append(f"record {index}")
+        parts.append(f"field {field}" if field else "record")
+        parts.append(reason)
+        super().__init__(": ".join(parts))
 
 
 class MarkerFileError(SkillwalkerError, ValueError):

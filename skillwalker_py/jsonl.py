@@ -2,9 +2,13 @@
 
 Writing: one function per output file. Every record is checked for a valid
 ``test_run_id`` before a path is built, serialized as one compact UTF-8 line
-and appended whole (see :func:`append_jsonl`). The default ``"per-run"``
-layout writes one directory per run; ``layout="single"`` writes the seed's
-single files::
+(:func:`dumps_record`: a lone surrogate is escaped, NaN/Infinity and other
+non-JSON values are refused with :class:`~skillwalker_py.errors.JsonlRecordError`
+naming the field) and appended whole (see :func:`append_jsonl`): a record
+that cannot be written leaves the file byte-identical. Zone-less timestamps
+(``evaluated_at``, ``started_at``, ``finished_at``) are written as UTC with an
+explicit ``Z``. The default ``"per-run"`` layout writes one directory per
+run; ``layout="single"`` writes the seed's single files::
 
     per-run: <output_dir>/runs/<test_run_id>/<kind>.jsonl
     single:  <output_dir>/<kind>.jsonl
@@ -15,7 +19,11 @@ with ``kind`` one of ``test-config``, ``test-run``, ``test-results``,
 ``output-files``, ``scil-iteration``, ``acil-iteration``.
 
 Reading: :func:`read_jsonl` returns the records and every malformed line
-(never dropped silently); :func:`iter_jsonl` streams records.
+(never dropped silently); :func:`iter_jsonl` streams records. One UTF-8 BOM
+at the start of a file is skipped; a lone surrogate escape (``\\ud83d``)
+reads back as U+FFFD; a line nested deeper than :data:`MAX_NESTING` levels
+is a malformed line, never a RecursionError. Readers treat a zone-less
+timestamp as UTC.
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
@@ -32,13 +40,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
+import re
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
-from skillwalker_py.errors import JsonlFormatError
+from skillwalker_py.errors import JsonlFormatError, JsonlRecordError
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.types import (
     AcilIterationRecord,
@@ -55,6 +66,7 @@ from skillwalker_py.types import (
 __all__ = [
     "JSONL_KINDS",
     "MAX_ERROR_TEXT",
+    "MAX_NESTING",
     "JsonlKind",
     "Layout",
     "append_jsonl",
@@ -90,6 +102,10 @@ JSONL_KINDS: Final[tuple[JsonlKind, ...]] = (
 )
 MAX_ERROR_TEXT: Final = 500
 """A malformed line's ``text`` is cut to this many characters."""
+MAX_NESTING: Final = 500
+"""Objects and arrays may nest this many levels in one line: the writers
+refuse a deeper record, the reader reports a deeper line as malformed (the
+same way whatever the caller's stack depth, never a RecursionError)."""
 
 _RUNS_DIR: Final = "runs"
 
@@ -138,16 +154,188 @@ def summary_path(output_dir: str | os.PathLike[str], kind: SummaryKind, test_run
 # Serialization and low-level writes.
 
 
+_SEPARATORS: Final = (",", ":")
+_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+_IDENTIFIER_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*", re.ASCII)
+_JSON_SCALARS: Final = (str, int, float, bool, type(None))
+_MAX_FIELD_TEXT: Final = 120
+_WALK_BUDGET: Final = 10_000
+_ONE_BRACKET_KIND: Final = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS: Final = bytes(code for code in range(256) if code not in b"[]{}")
+_BOM: Final = b"\xef\xbb\xbf"
+_TOO_DEEP: Final = f"invalid JSON: nested deeper than {MAX_NESTING} levels"
+# An escape of a UTF-16 surrogate (\ud800-\udfff) somewhere in a raw line.
+_SURROGATE_ESCAPE_RE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _too_deep(text: str) -> bool:
+    """True when the JSON *text* nests objects/arrays more than MAX_NESTING levels.
+
+    Exact for valid JSON; brackets inside strings do not count. Free unless
+    the text has more than MAX_NESTING opening brackets in all; then the
+    strings are cut out, the brackets kept (``{}`` read as ``[]``), and the
+    innermost ``[]`` pairs removed pass by pass: a text nests deeper than N
+    levels exactly when N passes leave something. C-speed string operations
+    only, no recursion.
+    """
+    if text.count("{") + text.count("[") <= MAX_NESTING:
+        return False
+    if '\\"' in text:  # an escaped quote: drop escaped backslashes, then escaped quotes
+        text = text.replace("\\\\", "").replace('\\"', "")
+    outside = "".join(text.split('"')[::2]).encode("ascii", "ignore")
+    brackets = outside.translate(_ONE_BRACKET_KIND, _NOT_BRACKETS)
+    if brackets.count(b"[") <= MAX_NESTING:
+        return False
+    for _ in range(MAX_NESTING):
+        brackets = brackets.replace(b"[]", b"")
+        if not brackets:
+            return False
+    return True
+
+
+def _nested_too_deep(value: Any, text: str) -> bool:
+    """:func:`_too_deep` for *text*, the JSON of *value* (a record or a parsed line).
+
+    Walks *value*'s containers when that is cheap (a line whose brackets are
+    mostly inside strings, such as a captured source file), else scans *text*.
+    """
+    if text.count("{") + text.count("[") <= MAX_NESTING:
+        return False
+    budget = _WALK_BUDGET
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > MAX_NESTING:
+            return True
+        budget -= len(item)
+        if budget < 0:
+            return _too_deep(text)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, level + 1))
+    return False
+
+
+def _field(path: str, key: object) -> str:
+    """Extend the field *path* with a dict *key*: ``a.b``, ``a["b c"]``."""
+    if isinstance(key, str) and _IDENTIFIER_RE.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    name = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)
+    return f"{path}[{name}]"
+
+
+def _short(field: str) -> str:
+    """Cut a very long field path (a deeply nested value) in the middle."""
+    if len(field) <= _MAX_FIELD_TEXT:
+        return field
+    half = _MAX_FIELD_TEXT // 2
+    return f"{field[:half]}...{field[-half:]}"
+
+
+def _float_name(value: float) -> str | None:
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return None
+
+
+def _find_problem(record: Mapping[str, Any], error: BaseException) -> tuple[str, str]:
+    """Return (field path, reason) of the first value that keeps *record* from being JSON.
+
+    Walks the record in output order without recursion (a record nested
+    thousands of levels deep, or one that contains itself, is handled).
+    """
+    exit_marker = object()
+    ancestors: set[int] = set()
+    # (value, field path, depth) or (exit_marker, id) entries.
+    stack: list[tuple[Any, Any, int]] = [(record, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if value is exit_marker:
+            ancestors.discard(where)
+            continue
+        if isinstance(value, float):
+            name = _float_name(value)
+            if name is not None:
+                return where, f"{name} is not valid JSON"
+            continue
+        if isinstance(value, _JSON_SCALARS):
+            continue
+        if not isinstance(value, (dict, list, tuple)):
+            kind = type(value).__name__
+            return where, f"type {kind} is not a JSON type"
+        if id(value) in ancestors:
+            return where, "circular reference (the value contains itself)"
+        if depth >= MAX_NESTING:
+            return where, f"nested deeper than {MAX_NESTING} levels"
+        ancestors.add(id(value))
+        stack.append((exit_marker, id(value), 0))
+        children: list[tuple[Any, Any, int]] = []
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, float) and _float_name(key) is not None:
+                    return _field(where, key), f"key {_float_name(key)} is not valid JSON"
+                if not isinstance(key, _JSON_SCALARS):
+                    kind = type(key).__name__
+                    return _field(where, key), f"a key of type {kind} is not a JSON key"
+                children.append((item, _field(where, key), depth + 1))
+        else:
+            for index, item in enumerate(value):
+                children.append((item, f"{where}[{index}]", depth + 1))
+        stack.extend(reversed(children))
+    return "", f"cannot be serialized as JSON: {error}"
+
+
 def dumps_record(record: Mapping[str, Any]) -> str:
     """Serialize *record* as one JSON line, ``'\\n'``-terminated.
 
-    Compact separators, UTF-8 text kept as is, NaN/Infinity refused
-    (``ValueError``): DuckDB and other readers reject them.
+    Compact separators, UTF-8 text kept as is, except that a lone surrogate
+    (a code point U+D800..U+DFFF, e.g. half an emoji cut by a JavaScript
+    writer) is written as its escape ``\\udXXX``: the line is always valid
+    JSON and valid UTF-8. Anything JSON cannot hold is refused with
+    :class:`~skillwalker_py.errors.JsonlRecordError` naming the field:
+    NaN/Infinity/-Infinity (DuckDB and other readers reject them), a value
+    of another type, a circular reference, nesting deeper than
+    :data:`MAX_NESTING` levels, or a record that is not a mapping.
 
     >>> dumps_record({"a": "é", "b": [1, 2]})
     '{"a":"é","b":[1,2]}\\n'
+    >>> dumps_record({"text": "cut \\ud83d"})
+    '{"text":"cut \\\\ud83d"}\\n'
+    >>> dumps_record({"results": [{"score": float("nan")}]})
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.errors.JsonlRecordError: field results[0].score: NaN is not valid JSON
     """
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    return _serialize(record).decode("utf-8")
+
+
+def _serialize(record: Mapping[str, Any]) -> bytes:
+    """:func:`dumps_record` as UTF-8 bytes (what the writers write)."""
+    if not isinstance(record, dict):
+        if not isinstance(record, Mapping):
+            raise JsonlRecordError(
+                "", f"a record must be a mapping (a JSON object), not {type(record).__name__}"
+            )
+        record = dict(record)
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=_SEPARATORS, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        field, reason = _find_problem(record, exc)
+        raise JsonlRecordError(_short(field), reason) from None
+    if _nested_too_deep(record, text):
+        field, reason = _find_problem(record, ValueError("too deep"))
+        raise JsonlRecordError(_short(field), reason)
+    text += "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: write its escape instead
+        return _SURROGATE_RE.sub(_escape_surrogate, text).encode("utf-8")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -165,45 +353,68 @@ def append_jsonl(
 ) -> int:
     """Append *records* to *path* as whole lines; return how many were written.
 
-    All records are serialized first (a bad record writes nothing). The file
-    is opened with ``O_APPEND`` and locked with ``flock(LOCK_EX)``; if it does
-    not end with ``'\\n'`` (a writer was killed mid-line) a ``'\\n'`` is written
-    first, so the torn line stays one bad line and the new records are intact.
-    Parent directories are created.
+    All records are serialized first: a record that cannot be written
+    (:class:`~skillwalker_py.errors.JsonlRecordError`, naming the file, the
+    record's index when several were given, and the field) writes nothing,
+    and the file is left byte-identical. The file is opened with
+    ``O_APPEND`` and locked with ``flock(LOCK_EX)``; the new lines go out in
+    one ``os.write`` where the system allows. If the file does not end with
+    ``'\\n'`` (a writer was killed mid-line) a ``'\\n'`` is written first, so
+    the torn line stays one bad line and the new records are intact. If the
+    write itself fails (disk full, a ``KeyboardInterrupt`` mid-write), the
+    file is truncated back to its size before the call: an exception never
+    leaves a partial line behind. Parent directories are created.
     """
-    data = "".join(dumps_record(record) for record in records).encode("utf-8")
+    target = Path(path)
+    items = list(records)
+    lines: list[bytes] = []
+    for index, record in enumerate(items):
+        try:
+            lines.append(_serialize(record))
+        except JsonlRecordError as exc:
+            raise JsonlRecordError(
+                exc.field, exc.reason, path=target, index=index if len(items) > 1 else None
+            ) from None
+    data = b"".join(lines)
     if not data:
         return 0
-    target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             size = os.fstat(fd).st_size
-            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-                _write_all(fd, b"\n")
-            _write_all(fd, data)
-            if fsync:
-                os.fsync(fd)
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            try:
+                _write_all(fd, b"\n" + data if torn else data)
+                if fsync:
+                    os.fsync(fd)
+            except BaseException:
+                os.ftruncate(fd, size)
+                raise
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
-    return data.count(b"\n")
+    return len(lines)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Replace *path* with *text* atomically (temp file in the same dir, fsync, rename).
 
-    A reader sees the old content or the new one, never a partial file.
+    A reader sees the old content or the new one, never a partial file. Text
+    that cannot be encoded as UTF-8 raises before any file is touched.
     """
+    _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o644)
@@ -223,15 +434,40 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 # One writer per output file.
 
 
+_ZONE_LESS_RE: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+)
+_RESULT_TIMESTAMPS: Final = ("evaluated_at",)
+_SUMMARY_TIMESTAMPS: Final = ("started_at", "finished_at")
+
+
+def _explicit_utc(record: Mapping[str, Any], fields: tuple[str, ...]) -> Mapping[str, Any]:
+    """Return *record* with each zone-less ISO-8601 timestamp in *fields* marked UTC (``Z``).
+
+    ``2026-03-06T12:05:00`` becomes ``2026-03-06T12:05:00Z``; a timestamp with
+    an offset, or anything else, is kept as is. The caller's mapping is not
+    modified; key order is kept.
+    """
+    changed = {
+        field: f"{value}Z"
+        for field in fields
+        if isinstance(value := record.get(field), str) and _ZONE_LESS_RE.fullmatch(value)
+    }
+    if not changed:
+        return record
+    return {key: changed.get(key, value) for key, value in record.items()}
+
+
 def _append_one(
     output_dir: str | os.PathLike[str],
     kind: JsonlKind,
     record: Mapping[str, Any],
     layout: Layout,
     fsync: bool,
+    timestamps: tuple[str, ...] = (),
 ) -> Path:
     path = jsonl_path(output_dir, kind, validate_run_id(record.get("test_run_id")), layout)
-    append_jsonl(path, [record], fsync=fsync)
+    append_jsonl(path, [_explicit_utc(record, timestamps)], fsync=fsync)
     return path
 
 
@@ -280,8 +516,12 @@ def write_test_result(
     layout: Layout = "per-run",
     fsync: bool = False,
 ) -> Path:
-    """Append one ``test-results`` record (one evaluated expectation)."""
-    return _append_one(output_dir, "test-results", record, layout, fsync)
+    """Append one ``test-results`` record (one evaluated expectation).
+
+    A zone-less ``evaluated_at`` (``2026-03-06T12:05:00``) is written as UTC
+    with an explicit offset (``2026-03-06T12:05:00Z``).
+    """
+    return _append_one(output_dir, "test-results", record, layout, fsync, _RESULT_TIMESTAMPS)
 
 
 def write_output_file(
@@ -321,7 +561,11 @@ def _write_summary(
     output_dir: str | os.PathLike[str], kind: SummaryKind, record: Mapping[str, Any]
 ) -> Path:
     path = summary_path(output_dir, kind, validate_run_id(record.get("test_run_id")))
-    atomic_write_text(path, dumps_record(record))
+    try:
+        data = _serialize(_explicit_utc(record, _SUMMARY_TIMESTAMPS))
+    except JsonlRecordError as exc:
+        raise JsonlRecordError(exc.field, exc.reason, path=path) from None
+    _atomic_write_bytes(path, data)
     return path
 
 
@@ -329,6 +573,8 @@ def write_scil_summary(output_dir: str | os.PathLike[str], record: ScilSummaryRe
     """Write (or replace) ``scil-summary/<test_run_id>.json`` atomically.
 
     The document is one compact JSON line, so it reads as JSON and as JSONL.
+    A zone-less ``started_at`` / ``finished_at`` is written as UTC with an
+    explicit offset (``Z``).
     """
     return _write_summary(output_dir, "scil-summary", record)
 
@@ -350,26 +596,84 @@ def _clip(text: str) -> str:
     return text[:MAX_ERROR_TEXT]
 
 
+def _loads_on_fresh_stack(text: str) -> Any:
+    """``json.loads`` in a new thread (a fresh recursion budget); re-raises its error."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, json.loads(text, parse_constant=_reject_constant)))
+        except BaseException as exc:  # handed back to the calling thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="skillwalker-jsonl-parse")
+    thread.start()
+    thread.join()
+    ok, result = outcome[0]
+    if not ok:
+        raise result
+    return result
+
+
+def _replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
+    """Replace every lone surrogate in *record*'s keys and strings with U+FFFD, in place."""
+    stack: list[dict[str, Any] | list[Any]] = [record]
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            items = list(container.items())
+            if any(_SURROGATE_RE.search(key) for key, _ in items):
+                container.clear()
+                container.update((_SURROGATE_RE.sub("\ufffd", key), item) for key, item in items)
+                items = list(container.items())
+            slots: Iterable[tuple[Any, Any]] = items
+        else:
+            slots = list(enumerate(container))
+        for slot, item in slots:
+            if isinstance(item, str):
+                if _SURROGATE_RE.search(item):
+                    container[slot] = _SURROGATE_RE.sub("\ufffd", item)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return record
+
+
 def _parse_line(raw: bytes, first: bool) -> tuple[dict[str, Any] | None, str | None, str]:
-    """Return (record, reason, text); record is None when the line is bad or blank."""
+    """Return (record, reason, text); record is None when the line is bad or blank.
+
+    On the first line of a file, one UTF-8 BOM is skipped before anything
+    else (a byte offset in a reason still counts from the line's first byte).
+    """
+    skipped = 0
+    if first and raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+        skipped = len(_BOM)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"invalid UTF-8 at byte {exc.start}", raw.decode("utf-8", "replace")
-    if first and text.startswith("\ufeff"):
-        text = text[1:]
+        shown = raw.decode("utf-8", "replace")
+        return None, f"invalid UTF-8 at byte {exc.start + skipped}", shown
     stripped = text.strip(" \t\r\n")
     if not stripped:
         return None, None, text
     try:
-        value = json.loads(stripped, parse_constant=_reject_constant)
+        try:
+            value = json.loads(stripped, parse_constant=_reject_constant)
+        except RecursionError:
+            if _too_deep(stripped):
+                return None, _TOO_DEEP, text
+            # Not too deep, but the caller's own stack is: parse again on a
+            # fresh stack, so the answer never depends on the caller.
+            value = _loads_on_fresh_stack(stripped)
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        if isinstance(exc, RecursionError):
-            reason = "JSON nested too deeply"
         return None, f"invalid JSON: {reason}", text
+    if isinstance(value, (dict, list)) and _nested_too_deep(value, stripped):
+        return None, _TOO_DEEP, text
     if not isinstance(value, dict):
         return None, f"not a JSON object (got {type(value).__name__})", text
+    if _SURROGATE_ESCAPE_RE.search(raw):
+        value = _replace_lone_surrogates(value)
     return value, None, text
 
 
@@ -380,9 +684,15 @@ def iter_jsonl(
 ) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of *path*, one line at a time (constant memory).
 
-    Blank lines are skipped. A malformed line (invalid UTF-8, invalid JSON, not
-    an object) is passed to *on_error*; without *on_error* it raises
+    Blank lines are skipped. One UTF-8 BOM at the very start of the file is
+    skipped (on the first line only; a BOM anywhere else makes its line
+    malformed). A malformed line (invalid UTF-8, invalid JSON, nested deeper
+    than :data:`MAX_NESTING` levels, not an object) is passed to *on_error*;
+    without *on_error* it raises
     :class:`~skillwalker_py.errors.JsonlFormatError` naming file and line.
+    Lone surrogates (an escape such as ``\\ud83d`` with no partner: text cut
+    mid-emoji by a JavaScript writer) are replaced with U+FFFD, so every
+    string read is valid Unicode; an escaped pair reads as its one character.
     """
     source = Path(path)
     with source.open("rb") as handle:

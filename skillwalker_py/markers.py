@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from skillwalker_py.errors import MarkerFileError
+from skillwalker_py.errors import InvalidRunIdError, MarkerFileError
 from skillwalker_py.jsonl import atomic_write_text
-from skillwalker_py.runid import is_valid_run_id, validate_run_id
+from skillwalker_py.runid import validate_run_id
 
 __all__ = [
     "MARKER_FILE",
@@ -48,8 +48,11 @@ def marker_path(output_dir: str | os.PathLike[str]) -> Path:
 def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
     """Return the run IDs in the marker file, as stored; a missing file gives ``[]``.
 
-    A file that is not a JSON array of valid run IDs raises
-    :class:`~skillwalker_py.errors.MarkerFileError` naming the file.
+    A file that is not a JSON array of valid run IDs (checked with
+    :func:`~skillwalker_py.runid.validate_run_id`, so an impossible date such
+    as ``20260230T000000`` is refused too) raises
+    :class:`~skillwalker_py.errors.MarkerFileError` naming the file, the item
+    and what is wrong with it.
     """
     path = marker_path(output_dir)
     try:
@@ -67,10 +70,12 @@ def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
     if not isinstance(value, list):
         raise MarkerFileError(path, f"expected a JSON array of run IDs, got {type(value).__name__}")
     for index, item in enumerate(value):
-        if not is_valid_run_id(item):
+        try:
+            validate_run_id(item)
+        except InvalidRunIdError as exc:
             raise MarkerFileError(
-                path, f"item [{index}] {item!r} is not a run ID (YYYYMMDDTHHMMSS)"
-            )
+                path, f"item [{index}] {item!r} is not a run ID: {exc.reason}"
+            ) from exc
     return list(value)
 
 

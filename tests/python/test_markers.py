@@ -37,6 +37,16 @@ def test_mark_validates_every_id_before_writing(tmp_path: Path) -> None:
     assert read_reevaluated_runs(tmp_path) == [A]
 
 
+def test_mark_and_clear_refuse_impossible_dates(tmp_path: Path) -> None:
+    mark_reevaluated(tmp_path, [A])
+    before = marker_path(tmp_path).read_bytes()
+    with pytest.raises(InvalidRunIdError, match="'20261301T000000': month 13"):
+        mark_reevaluated(tmp_path, [B, "20261301T000000"])
+    with pytest.raises(InvalidRunIdError, match="'20260316T240000': hour 24"):
+        clear_reevaluated(tmp_path, ["20260316T240000"])
+    assert marker_path(tmp_path).read_bytes() == before
+
+
 def test_clear_some_or_all(tmp_path: Path) -> None:
     mark_reevaluated(tmp_path, [A, B, C])
     assert clear_reevaluated(tmp_path, [B, "20200101T000000"]) == [A, C]
@@ -50,7 +60,14 @@ def test_clear_some_or_all(tmp_path: Path) -> None:
     [
         (b"[1,", "invalid JSON at line 1"),
         (b'{"runs": []}', "expected a JSON array"),
-        (b'["20260316T153306", "oops"]', "item [1] 'oops'"),
+        (
+            b'["20260316T153306", "oops"]',
+            "item [1] 'oops' is not a run ID: expected YYYYMMDDTHHMMSS",
+        ),
+        (
+            b'["20260230T000000"]',
+            "item [0] '20260230T000000' is not a run ID: day 30 is out of range 01-28 for 2026-02",
+        ),
         (b'["\xff"]', "not UTF-8"),
     ],
 )
@@ -67,7 +84,7 @@ def test_malformed_marker_names_the_file(tmp_path: Path, content: bytes, reason:
 
 def _mark_many(output_dir: str, worker: int) -> None:
     for index in range(20):
-        mark_reevaluated(output_dir, [f"2026{worker:02d}{index:02d}T000000"])
+        mark_reevaluated(output_dir, [f"2026{worker + 1:02d}{index + 1:02d}T000000"])
 
 
 def test_concurrent_marks_lose_nothing(tmp_path: Path) -> None:

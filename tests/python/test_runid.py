@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillwalker_py import runid
 from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
 from skillwalker_py.runid import RUN_ID_PATTERN, is_valid_run_id, new_run_id, validate_run_id
 
@@ -59,8 +61,88 @@ def test_new_run_id_uses_utc() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("20260230T000000", "day 30 is out of range 01-28 for 2026-02"),
+        ("20260229T000000", "day 29 is out of range 01-28 for 2026-02"),
+        ("21000229T120000", "day 29 is out of range 01-28 for 2100-02"),
+        ("20260431T000000", "day 31 is out of range 01-30 for 2026-04"),
+        ("20260100T000000", "day 00 is out of range 01-31 for 2026-01"),
+        ("20261301T000000", "month 13 is out of range 01-12"),
+        ("20260001T000000", "month 00 is out of range 01-12"),
+        ("00000101T000000", "year 0000 is out of range 0001-9999"),
+        ("20260316T240000", "hour 24 is out of range 00-23"),
+        ("20260316T996000", "hour 99 is out of range 00-23"),
+        ("20260316T156000", "minute 60 is out of range 00-59"),
+        ("20260316T153360", "second 60 is out of range 00-59"),
+    ],
+)
+def test_impossible_dates_and_times_are_rejected_naming_value_and_field(
+    value: str, reason: str
+) -> None:
+    assert re.fullmatch(RUN_ID_PATTERN, value)  # the shape alone would pass
+    assert not is_valid_run_id(value)
+    with pytest.raises(InvalidRunIdError) as info:
+        validate_run_id(value)
+    assert str(info.value) == f"invalid test run ID '{value}': {reason}"
+    assert info.value.value == value
+    assert info.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "20240229T000000",  # leap year
+        "20000229T235959",  # divisible by 400
+        "20261231T235959",
+        "20260131T000000",
+        "00010101T000000",
+        "99991231T235959",
+    ],
+)
+def test_edge_dates_that_exist_are_accepted(value: str) -> None:
+    assert validate_run_id(value) == value
+
+
+def test_shape_errors_keep_the_shape_reason() -> None:
+    with pytest.raises(InvalidRunIdError) as info:
+        validate_run_id("2026-03-16")
+    assert info.value.reason == "expected YYYYMMDDTHHMMSS"
+    assert str(info.value) == "invalid test run ID '2026-03-16': expected YYYYMMDDTHHMMSS"
+
+
+def test_the_module_has_no_second_copy_of_the_pattern() -> None:
+    source = Path(runid.__file__).read_text(encoding="utf-8")
+    assert source.count("{8}T") == 1  # only RUN_ID_PATTERN spells it out
+
+
+def test_new_run_id_pads_small_years() -> None:
+    assert new_run_id(datetime(999, 1, 2, 3, 4, 5)) == "09990102T030405"
+    assert is_valid_run_id(new_run_id(datetime(999, 1, 2, 3, 4, 5)))
+
+
+def _oracle(value: str) -> bool:
+    """An independent check: the ASCII shape, then the datetime constructor."""
+    if re.fullmatch(r"[0-9]{8}T[0-9]{6}", value, flags=re.ASCII) is None:
+        return False
+    try:
+        datetime(
+            int(value[0:4]), int(value[4:6]), int(value[6:8]),
+            int(value[9:11]), int(value[11:13]), int(value[13:15]),
+        )
+    except ValueError:
+        return False
+    return True
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.text())
-def test_validation_agrees_with_an_ascii_regex(value: str) -> None:
-    expected = re.fullmatch(r"[0-9]{8}T[0-9]{6}", value, flags=re.ASCII) is not None
-    assert is_valid_run_id(value) is expected
+def test_validation_agrees_with_an_independent_check(value: str) -> None:
+    assert is_valid_run_id(value) is _oracle(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r"[0-9]{8}T[0-9]{6}", fullmatch=True))
+def test_well_formed_ids_are_valid_exactly_when_the_date_exists(value: str) -> None:
+    assert is_valid_run_id(value) is _oracle(value)
