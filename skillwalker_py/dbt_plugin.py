@@ -80,3 +80,13 @@ class Plugin(BasePlugin):
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
+        # The data tests' scope (macros/hooks/sw_test_scope_sql.sql) as it is outside a
+        # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
+        conn.execute(
+            "create or replace table sw_build_state as select NULL::VARCHAR as build_id, "
+            "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check"
+        )
+        conn.execute(
+            "create or replace view sw_test_scope as "
+            "select NULL::VARCHAR as test_run_id where false"
+        )

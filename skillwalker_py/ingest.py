@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
+from skillwalker_py.jsonl import MAX_NESTING, nested_too_deep, replace_lone_surrogates
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
 from skillwalker_py.runid import is_valid_run_id
 
@@ -57,6 +58,7 @@ __all__ = [
 
 LEGACY_UNIT = "legacy"
 """The import unit (``key``) of a file that holds many runs (the seed's layout)."""
+_BOM = b"\xef\xbb\xbf"
 RAW_TEXT_LIMIT = 2000
 """Characters of a rejected line's text kept in ``rejected_lines.raw``."""
 IMPORT_LOG = "lake.main.sw_import_log"
@@ -244,10 +246,17 @@ def _scratch_dir() -> str:
 
 
 def _write_clean(clean: Any, value: dict[str, Any], path: str, line: int, text: str) -> None:
+    """One clean line. A lone UTF-16 surrogate (text cut mid-character by a JavaScript
+    writer) is imported as U+FFFD, the rule of skillwalker_py.jsonl's reader."""
     value["_sw_file"] = path
     value["_sw_line"] = line
     value["_sw_raw"] = text[:RAW_TEXT_LIMIT]
-    clean.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        out = json.dumps(replace_lone_surrogates(value), ensure_ascii=False, separators=(",", ":"))
+    clean.write(out)
     clean.write("\n")
 
 
@@ -263,6 +272,8 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
         return
     for number, raw_bytes in _iter_lines(path):
         body = raw_bytes.rstrip(b"\r\n")
+        if number == 1 and body.startswith(_BOM):  # the same rule as DuckDB's reader
+            body = body[len(_BOM):]
         if not body.strip():
             continue
         try:
@@ -275,6 +286,10 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
             continue
         try:
             value = json.loads(text)
+        except RecursionError:
+            reason = "malformed JSON: nested too deeply to read"
+            rejects.append(_reject(path, number, text, reason, unit))
+            continue
         except ValueError as exc:
             reason = f"malformed JSON: {exc}"
             if not raw_bytes.endswith(b"\n"):
@@ -283,6 +298,10 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
             continue
         if not isinstance(value, dict):
             rejects.append(_reject(path, number, text, "not a JSON object", unit))
+            continue
+        if nested_too_deep(value, text):
+            reason = f"malformed JSON: nested deeper than {MAX_NESTING} levels"
+            rejects.append(_reject(path, number, text, reason, unit))
             continue
         _write_clean(clean, value, path, number, text)
 

@@ -74,7 +74,9 @@ __all__ = [
     "dumps_record",
     "iter_jsonl",
     "jsonl_path",
+    "nested_too_deep",
     "read_jsonl",
+    "replace_lone_surrogates",
     "summary_path",
     "write_acil_iteration",
     "write_acil_summary",
@@ -197,7 +199,7 @@ def _too_deep(text: str) -> bool:
     return True
 
 
-def _nested_too_deep(value: Any, text: str) -> bool:
+def nested_too_deep(value: Any, text: str) -> bool:
     """:func:`_too_deep` for *text*, the JSON of *value* (a record or a parsed line).
 
     Walks *value*'s containers when that is cheap (a line whose brackets are
@@ -328,7 +330,7 @@ def _serialize(record: Mapping[str, Any]) -> bytes:
     except (ValueError, TypeError, RecursionError) as exc:
         field, reason = _find_problem(record, exc)
         raise JsonlRecordError(_short(field), reason) from None
-    if _nested_too_deep(record, text):
+    if nested_too_deep(record, text):
         field, reason = _find_problem(record, ValueError("too deep"))
         raise JsonlRecordError(_short(field), reason)
     text += "\n"
@@ -615,7 +617,7 @@ def _loads_on_fresh_stack(text: str) -> Any:
     return result
 
 
-def _replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
+def replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
     """Replace every lone surrogate in *record*'s keys and strings with U+FFFD, in place."""
     stack: list[dict[str, Any] | list[Any]] = [record]
     while stack:
@@ -668,12 +670,12 @@ def _parse_line(raw: bytes, first: bool) -> tuple[dict[str, Any] | None, str | N
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         return None, f"invalid JSON: {reason}", text
-    if isinstance(value, (dict, list)) and _nested_too_deep(value, stripped):
+    if isinstance(value, (dict, list)) and nested_too_deep(value, stripped):
         return None, _TOO_DEEP, text
     if not isinstance(value, dict):
         return None, f"not a JSON object (got {type(value).__name__})", text
     if _SURROGATE_ESCAPE_RE.search(raw):
-        value = _replace_lone_surrogates(value)
+        value = replace_lone_surrogates(value)
     return value, None, text
 
 

@@ -18,7 +18,9 @@
 {%- set forced = var('full_tests', false) or var('rebuild_storage', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
 {%- set builds = sw_lake_table('sw_builds') -%}
 {%- set log = sw_lake_table('sw_import_log') -%}
-{%- set lake_ready = load_relation(api.Relation.create(database=target.database, schema=target.schema, identifier='sw_builds')) is not none -%}
+{#- not dbt's relation cache: on a first build the tables were created by this very hook -#}
+{%- set lake_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
+    ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name in ('sw_builds', 'sw_import_log')").columns[0].values()[0] == 2 -%}
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
        {{ sw_sql_string(fingerprint) }} as project_fingerprint,

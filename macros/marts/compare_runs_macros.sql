@@ -1,14 +1,13 @@
 {% macro compare_runs_macros() -%}
 {#-
   post_hook of run_comparison_summaries: the DuckDB table macros that compare
-  any two runs, persisted in the database (and so in the published copy):
+  any two runs, stored in the lake (so every reader has them):
     compare_runs(base_run_id, head_run_id)          rows of run_comparison
     compare_runs_summary(base_run_id, head_run_id)  rows of run_comparison_summaries
   The pairs are the evals both runs executed. The bodies are run_pair_comparison
   and run_pair_comparison_summary, the SQL of the two views; the parameters are
   the only unqualified base_run_id / head_run_id in them (a macro substitutes
-  its parameters for unqualified column names). Table names are resolved where
-  the macro is called: the published database must be the default database.
+  its parameters for unqualified column names).
 -#}
 {%- set status = ref('test_run_status') -%}
 {%- set schema = adapter.quote(this.database) ~ '.' ~ adapter.quote(this.schema) -%}

@@ -6,9 +6,7 @@
   the tests of one eval. The SQL also forms the body of the compare_runs DuckDB
   table macro (compare_runs_macros), whose parameters are named base_run_id
   and head_run_id: every column of those names is qualified here, so that only
-  the pairs SQL refers to the parameters. Relations are rendered without the
-  database name because a table macro resolves names where it is called (the
-  published database has another file name than the build database).
+  the pairs SQL refers to the parameters.
 -#}
 {%- set status_view = ref('test_run_status') -%}
 {%- set changes = ref('run_status_changes') -%}

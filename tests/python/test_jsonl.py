@@ -758,7 +758,7 @@ def test_depth_limit_matches_the_real_depth(
     ):
         too_deep = _depth(record) > limit
         assert jsonl_module._too_deep(text) is too_deep
-        assert jsonl_module._nested_too_deep(record, text) is too_deep
+        assert jsonl_module.nested_too_deep(record, text) is too_deep
         if too_deep:
             with pytest.raises(JsonlRecordError, match="nested deeper than 3 levels"):
                 dumps_record(record)

@@ -35,7 +35,7 @@ from ._harness import Project, Snapshot, cleaned_up, diff, relations
 
 START_HOOK = "START hook: skillwalker.on-run-start"
 FIRST_COMMIT = "OK created sql incremental model"
-END_HOOK = "on-run-end hook"
+END_HOOK = "START hook: skillwalker.on-run-end"
 SKIPPED = "nothing new to import"
 
 
