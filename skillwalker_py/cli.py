@@ -12,6 +12,7 @@
     skillwalker-data scil [RUN_ID]             SCIL loops, or one loop's iterations
     skillwalker-data acil [RUN_ID]             ACIL loops, or one loop's iterations
     skillwalker-data rejected                  input lines that could not be imported
+    skillwalker-data attach                    the SQL that attaches the last finished build
 
 Paths come from options, else the environment (SKILLWALKER_OUTPUT_DIR,
 SKILLWALKER_LAKE_DIR), else the defaults ``output`` and ``analytics/lake``
@@ -40,6 +41,7 @@ import duckdb
 
 from skillwalker_py import analytics, build_state, queries
 from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import LakeConfig
 from skillwalker_py.runid import validate_run_id
 
@@ -529,6 +531,19 @@ def cmd_rejected(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_attach(args: argparse.Namespace) -> int:
+    config = _lake(args)
+    con = queries.connect(config)
+    assert con is not None  # _lake checked it
+    try:
+        (snapshot,) = con.execute(f"select * from {lake_alias}.current_snapshot()").fetchall()
+    finally:
+        con.close()
+    print(config.attach_sql(snapshot=int(snapshot[0])) + ";")
+    print(f"USE {lake_alias};")
+    return 0
+
+
 # ----------------------------------------------------------------------------- parser
 
 
@@ -616,6 +631,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rejected", parents=[reader], help="input lines that could not be imported")
     p.set_defaults(func=cmd_rejected)
+
+    p = sub.add_parser(
+        "attach", parents=[common],
+        help="print the SQL that attaches the lake's last finished build (for DuckDB itself)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_attach)
     return parser
 
 
