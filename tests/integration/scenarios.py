@@ -1,4 +1,4 @@
-"""Helpers for the integration scenarios: hand-written input, file snapshots, state.
+"""Helpers for the integration scenarios: hand-written input, the lake's import log.
 
 The hand-written output directories live in ``fixtures/`` (see
 ``fixtures/README.md`` for what each one holds and the numbers in it). The
@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import yaml
+
+from skillwalker_py import lake
 
 from .conftest import REPO, DbtProject
 
@@ -51,7 +54,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def make_project(tmp_path_factory: pytest.TempPathFactory, name: str) -> DbtProject:
-    """A fresh isolated project directory (output, data, DuckDB, dbt target and logs)."""
+    """A fresh isolated project directory (output, lake, dbt target and logs)."""
     root = tmp_path_factory.mktemp(name)
     return DbtProject(root, extra_env={"DBT_USE_COLORS": "false"})
 
@@ -73,54 +76,122 @@ def summary_counts(proc: Any) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"([A-Z-]+)=(\d+)", match.group(1))}
 
 
+# --------------------------------------------------------------------------- the lake
+
+
 @dataclass(frozen=True)
-class FileStamp:
-    size: int
-    mtime_ns: int
+class Import:
+    """One row of the lake's import log (``sw_import_log``): a file one build read."""
+
+    source_table: str
+    file: str  # relative to the output directory (posix), else as logged
+    key: str  # the run, or "legacy" for the seed's single file
+    run_from_path: str | None  # the run named by the file's folder or name
+    kind: str  # "rows", or "marker" for a changed .re-evaluated-runs.json
+    rows_staged: int
+    lines_rejected: int
+    runs: tuple[str, ...]
 
 
-def data_files(project: DbtProject) -> dict[str, FileStamp]:
-    """Every Parquet file and table state file under the data directory, with size and mtime.
+def head_connection(project: DbtProject) -> duckdb.DuckDBPyConnection:
+    """The lake as its catalog holds it now (every commit, of a finished build or not)."""
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql(lake.ALIAS))
+        con.execute(f"USE {lake.ALIAS}")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
-    The publish pointer (``_state/published.json``) and the lock file are left
-    out: they are bookkeeping of every build, not data.
+
+def last_build(project: DbtProject) -> tuple[str, int]:
+    """The build_id and the snapshot of the last finished build (what readers see)."""
+    ((build_id,),) = project.query(
+        "select build_id from sw_builds order by finished_at desc limit 1"
+    )
+    ((snapshot,),) = project.query(
+        f"select max(snapshot_id) from ducklake_snapshots('{lake.ALIAS}') "
+        "where commit_message = ?",
+        [lake.FINISHED_MESSAGE],
+    )
+    return str(build_id), int(snapshot)
+
+
+def import_log(project: DbtProject, build_id: str) -> list[Import]:
+    """The files one build read, as its import-log rows, in a stable order."""
+    out = f"{project.output_dir}/"
+    rows = project.query(
+        "select source_table, file, key, run_from_path, kind, rows_staged, lines_rejected, runs "
+        "from sw_import_log where build_id = ? order by source_table, kind, file",
+        [build_id],
+    )
+    return [
+        Import(
+            source_table=table,
+            file=file[len(out):] if file.startswith(out) else file,
+            key=key,
+            run_from_path=run_from_path,
+            kind=kind,
+            rows_staged=staged,
+            lines_rejected=rejected,
+            runs=tuple(runs),
+        )
+        for table, file, key, run_from_path, kind, staged, rejected, runs in rows
+    ]
+
+
+def head_import_log_rows(project: DbtProject) -> int:
+    """Rows of the import log at the head of the lake (finished builds or not)."""
+    con = head_connection(project)
+    try:
+        row = con.execute("select count(*) from sw_import_log").fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    return int(row[0])
+
+
+Change = tuple[str, str]
+"""A row's (change_type, test_run_id) in DuckLake's change feed, e.g. ("insert", run)."""
+
+
+def storage_changes(project: DbtProject, since: int) -> dict[str, set[Change]]:
+    """Per storage table, the row changes committed after snapshot ``since``, up to the head.
+
+    DuckLake's change feed (``ducklake_table_changes``) lists rows inserted and
+    deleted, not files: a file merge (maintenance) is no change, a run's rows
+    written again are its deletes and inserts.
     """
-    out: dict[str, FileStamp] = {}
-    root = project.data_dir
-    if not root.is_dir():
-        return out
-    for path in sorted(root.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(root).as_posix()
-        is_state = rel.startswith("_state/") and path.stem in STORAGE_TABLES
-        if path.suffix == ".parquet" or is_state:
-            st = path.stat()
-            out[rel] = FileStamp(st.st_size, st.st_mtime_ns)
+    con = head_connection(project)
+    try:
+        row = con.execute(
+            f"select max(snapshot_id) from ducklake_snapshots('{lake.ALIAS}')"
+        ).fetchone()
+        assert row is not None
+        head = int(row[0])
+        out: dict[str, set[Change]] = {}
+        for table in STORAGE_TABLES:
+            if head <= since:
+                out[table] = set()
+                continue
+            rows = con.execute(
+                "select distinct change_type, test_run_id from ducklake_table_changes("
+                f"'{lake.ALIAS}', 'main', '{table}', {since + 1}, {head})"
+            ).fetchall()
+            out[table] = {(str(kind), str(run)) for kind, run in rows}
+    finally:
+        con.close()
     return out
 
 
-def row_files(project: DbtProject, table: str) -> dict[str, FileStamp]:
-    """The row Parquet files of one storage table (``<table>/test_run_id=*/...``)."""
-    return {k: v for k, v in data_files(project).items() if k.startswith(f"{table}/")}
-
-
-def read_state(project: DbtProject, table: str) -> dict[str, Any]:
-    """``<data_dir>/_state/<table>.json``."""
-    state: dict[str, Any] = json.loads(
-        (project.data_dir / "_state" / f"{table}.json").read_text(encoding="utf-8")
-    )
-    return state
-
-
-def all_states(project: DbtProject) -> dict[str, dict[str, Any]]:
-    return {t: read_state(project, t) for t in STORAGE_TABLES}
-
-
-def write_state(project: DbtProject, table: str, state: Mapping[str, Any]) -> None:
-    (project.data_dir / "_state" / f"{table}.json").write_text(
-        json.dumps(state, indent=1), encoding="utf-8"
-    )
+def rows_per_run(project: DbtProject) -> dict[str, dict[str, int]]:
+    """Per storage table, its row count per run."""
+    return {
+        table: dict(project.query(f"select test_run_id, count(*) from {table} group by 1"))
+        for table in STORAGE_TABLES
+    }
 
 
 def declared_columns(model: str) -> list[str]:
@@ -134,7 +205,7 @@ def declared_columns(model: str) -> list[str]:
 
 
 def relation_columns(project: DbtProject, relation: str) -> dict[str, str]:
-    """Column name -> DuckDB type of a table or view in the published database."""
+    """Column name -> DuckDB type of a table or view in the last finished build."""
     return {name: typ for name, typ, *_ in project.query(f"describe {relation}")}
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
+
+from skillwalker_py import lake
 from skillwalker_py.sample import generate_sample
 
 from .conftest import DbtProject
@@ -48,3 +52,53 @@ def test_build_skips_dbt_only_when_nothing_changed(project: DbtProject) -> None:
     skipped = _build(project).stdout
     assert SKIPPED in skipped
     assert "1 rejected input lines" in skipped
+
+
+def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(CLI), *args], env=project.env(), capture_output=True, text=True, timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    return proc
+
+
+def test_rebuild_lists_the_runs_it_would_lose_and_asks(project: DbtProject) -> None:
+    summary = generate_sample(project.output_dir, runs=3)
+    _build(project)
+    pruned, kept = summary.run_ids[0], summary.run_ids[1:]
+    shutil.rmtree(project.output_dir / "runs" / pruned)
+    # a plain build keeps the pruned run: the lake is the system of record
+    _build(project, "--force")
+    runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
+    assert runs == set(summary.run_ids)
+
+    refused = _cli(project, "rebuild", code=2)  # no terminal, no --yes
+    assert f"loses 1 run(s) that are in the lake but no longer in the output folder: {pruned}" \
+        in refused.stdout
+    assert "pass --yes" in refused.stderr and refused.stderr.count("\n") == 1
+    runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
+    assert runs == set(summary.run_ids)  # nothing changed
+
+    _cli(project, "rebuild", "--yes")
+    runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
+    assert runs == set(kept)
+    assert project.query("select count(*) from test_config where test_run_id = ?", [pruned]) \
+        == [(0,)]
+
+
+def test_attach_prints_the_sql_of_the_last_finished_build(project: DbtProject) -> None:
+    generate_sample(project.output_dir, runs=1)
+    _build(project)
+    lines = _cli(project, "attach").stdout.splitlines()
+    assert lines[0].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[0]
+    assert lines[1] == "USE lake;"
+    expected = project.query("select count(*) from per_test")
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        for line in lines:
+            con.execute(line)
+        assert con.execute("select count(*) from per_test").fetchall() == expected
+    finally:
+        con.close()

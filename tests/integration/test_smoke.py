@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from skillwalker_py import queries
 from skillwalker_py.sample import generate_sample
 

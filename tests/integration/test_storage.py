@@ -9,13 +9,12 @@ Expected values are worked out by hand from ``fixtures/`` (see
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 import yaml
 
@@ -28,53 +27,94 @@ from .scenarios import (
     RUN_B,
     SCIL_RUN,
     STORAGE_TABLES,
-    FileStamp,
-    all_states,
+    Change,
+    Import,
     append_lines,
     config_line,
     copy_fixture,
-    data_files,
     dbt_output,
     declared_columns,
+    head_import_log_rows,
+    import_log,
     infra_error_event,
     init_event,
+    last_build,
     make_project,
     output_file_line,
     relation_columns,
     result_event,
     result_line,
+    rows_per_run,
+    storage_changes,
     summary_counts,
     write_marker,
-    write_state,
 )
 
 TEST_TABLES = ("test_config", "test_run", "test_results", "output_files")
 LOOP_TABLES = ("scil_iteration", "scil_summary", "acil_iteration", "acil_summary")
+MARKER = ".re-evaluated-runs.json"
 
 
 @dataclass
 class Step:
-    """What one build left behind: dbt's output, the data files, the state, some rows."""
+    """What one build left behind: dbt's output, what it read and changed, some rows.
+
+    ``build_id`` and ``snapshot`` are the last finished build's (a failed build
+    leaves those of the build before it); ``log`` is the import log of this
+    build (empty when it did not finish); ``changes`` the storage rows changed
+    since the step before, at the head of the lake (committed by a finished
+    build or not); ``head_log`` the import log's rows at the head.
+    """
 
     proc: subprocess.CompletedProcess[str]
-    files: dict[str, FileStamp]
-    states: dict[str, dict[str, Any]]
+    build_id: str
+    snapshot: int
+    finished: bool
+    log: list[Import]
+    head_log: int
+    changes: dict[str, set[Change]]
     per_test: list[tuple[Any, ...]]
     summaries: list[tuple[Any, ...]]
 
-    def units(self, table: str) -> dict[str, Any]:
-        units: dict[str, Any] = self.states[table]["units"]
-        return units
+    def entries(self, table: str, kind: str = "rows") -> list[Import]:
+        return [e for e in self.log if e.source_table == table and e.kind == kind]
 
-    def build_id(self, table: str) -> str:
-        return str(self.states[table]["build_id"])
+    def read(self, table: str) -> set[str]:
+        """The import units (runs, or "legacy") of the files this build read for ``table``."""
+        return {e.key for e in self.entries(table)}
+
+    def files(self, table: str) -> set[str]:
+        """The files this build read for ``table``, relative to the output directory."""
+        return {e.file for e in self.entries(table)}
+
+    def untouched(self, table: str) -> bool:
+        """This build logged no file of ``table`` and changed none of its rows."""
+        return not [e for e in self.log if e.source_table == table] and not self.changes[table]
 
 
-def record(project: DbtProject, proc: subprocess.CompletedProcess[str]) -> Step:
+def record(
+    project: DbtProject,
+    proc: subprocess.CompletedProcess[str],
+    before: Step | None = None,
+    *,
+    track_changes: bool = True,
+) -> Step:
+    build_id, snapshot = last_build(project)
+    finished = before is None or build_id != before.build_id
+    if proc.returncode == 0:
+        assert finished, "a successful build must finish (a row in sw_builds)"
     return Step(
         proc=proc,
-        files=data_files(project),
-        states=all_states(project),
+        build_id=build_id,
+        snapshot=snapshot,
+        finished=finished,
+        log=import_log(project, build_id) if finished else [],
+        head_log=head_import_log_rows(project),
+        changes=(
+            storage_changes(project, before.snapshot)
+            if before is not None and track_changes
+            else {t: set() for t in STORAGE_TABLES}
+        ),
         per_test=project.query(
             "select test_run_id, test_case, all_expectations_passed, total_cost_usd "
             "from per_test order by test_run_id, test_case"
@@ -86,9 +126,9 @@ def record(project: DbtProject, proc: subprocess.CompletedProcess[str]) -> Step:
     )
 
 
-def parquet_files(step: Step) -> dict[str, FileStamp]:
-    """The row files (``<table>/test_run_id=<run>/*.parquet``) of every storage table."""
-    return {k: v for k, v in step.files.items() if k.endswith(".parquet") and "/test_run_id=" in k}
+def replaced(run: str) -> set[Change]:
+    """The change feed of one run's rows written again: its old rows deleted, new ones inserted."""
+    return {("delete", run), ("insert", run)}
 
 
 def assert_no_duplicates(project: DbtProject) -> None:
@@ -141,11 +181,11 @@ def incremental(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Step]:
 
     # 2. a second test run (run B: runs/20260302T093000/) is written
     copy_fixture(project, "run_b")
-    steps["second"] = record(project, project.build())
+    steps["second"] = record(project, project.build(), steps["first"])
     assert_no_duplicates(project)
 
     # 3. nothing new
-    steps["no_op"] = record(project, project.build())
+    steps["no_op"] = record(project, project.build(), steps["second"])
 
     # 4. late lines: a test of run A that finished after the first builds
     a = f"runs/{RUN_A}"
@@ -200,7 +240,7 @@ def incremental(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Step]:
     append_lines(project, f"{a}/output-files.jsonl", [
         output_file_line(RUN_A, "greet", "waves", "wave.txt", "~"),
     ])  # fmt: skip
-    steps["late"] = record(project, project.build())
+    steps["late"] = record(project, project.build(), steps["no_op"])
     assert_no_duplicates(project)
     return steps
 
@@ -211,45 +251,37 @@ class TestIncremental:
     def test_first_build_imports_every_unit(self, incremental: dict[str, Step]) -> None:
         first = incremental["first"]
         assert summary_counts(first.proc)["WARN"] == 0
-        assert set(first.units("test_run")) == {RUN_A}
-        assert set(first.units("scil_iteration")) == {SCIL_RUN}
-        assert set(first.units("acil_iteration")) == {ACIL_RUN}
-        assert set(first.units("scil_summary")) == {SCIL_RUN}
-        assert set(first.units("acil_summary")) == {ACIL_RUN, ACIL_FAILED_RUN}
-        assert first.units("test_run")[RUN_A]["sources"].keys() == {f"runs/{RUN_A}/test-run.jsonl"}
-        # one Parquet partition per run
-        assert [k.split("/")[1] for k in row_files_of(first, "test_run")] == [
-            f"test_run_id={RUN_A}"
-        ]
+        assert first.read("test_run") == {RUN_A}
+        assert first.read("scil_iteration") == {SCIL_RUN}
+        assert first.read("acil_iteration") == {ACIL_RUN}
+        assert first.read("scil_summary") == {SCIL_RUN}
+        assert first.read("acil_summary") == {ACIL_RUN, ACIL_FAILED_RUN}
+        assert first.files("test_run") == {f"runs/{RUN_A}/test-run.jsonl"}
+        # the stream's 7 result events, all of run A (its 13 other events are not kept)
+        (stream,) = first.entries("test_run")
+        assert (stream.rows_staged, stream.lines_rejected, stream.runs) == (7, 0, (RUN_A,))
         assert first.per_test == GOLDEN_PER_TEST
         assert first.summaries == GOLDEN_SUMMARIES
 
     def test_second_run_imports_only_the_new_run(self, incremental: dict[str, Step]) -> None:
-        first, second = incremental["first"], incremental["second"]
+        second = incremental["second"]
         for table in ("test_config", "test_run", "test_results"):
-            units = second.units(table)
-            assert set(units) == {RUN_A, RUN_B}, table
-            assert units[RUN_A] == first.units(table)[RUN_A], table  # not read again
-            assert units[RUN_B]["build_id"] == second.build_id(table) != first.build_id(table)
-            assert units[RUN_B]["sources"].keys() == {
-                f"runs/{RUN_B}/{table.replace('_', '-')}.jsonl"
-            }
+            assert second.read(table) == {RUN_B}, table  # run A is not read again
+            assert second.files(table) == {f"runs/{RUN_B}/{table.replace('_', '-')}.jsonl"}
         # run B has no output files and no loops: those tables are not touched at all
         for table in ("output_files", *LOOP_TABLES):
-            assert second.states[table] == first.states[table], table
+            assert second.untouched(table), table
 
-    def test_second_run_leaves_the_first_runs_parquet_files_untouched(
+    def test_second_run_leaves_the_first_runs_rows_untouched(
         self, incremental: dict[str, Step]
     ) -> None:
-        first, second = parquet_files(incremental["first"]), parquet_files(incremental["second"])
-        for path, stamp in first.items():
-            assert second.get(path) == stamp, path  # same path, same size and mtime
-        new = sorted(set(second) - set(first))
-        assert [p.split("/")[:2] for p in new] == [
-            ["test_config", f"test_run_id={RUN_B}"],
-            ["test_results", f"test_run_id={RUN_B}"],
-            ["test_run", f"test_run_id={RUN_B}"],
-        ]
+        # the change feed: run B's rows inserted, no row of another run deleted or written again
+        changed = {t: c for t, c in incremental["second"].changes.items() if c}
+        assert changed == {
+            "test_config": {("insert", RUN_B)},
+            "test_results": {("insert", RUN_B)},
+            "test_run": {("insert", RUN_B)},
+        }
 
     def test_second_run_rows(self, incremental: dict[str, Step]) -> None:
         second = incremental["second"]
@@ -265,10 +297,13 @@ class TestIncremental:
             (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
         ]
 
-    def test_no_op_build_changes_no_file(self, incremental: dict[str, Step]) -> None:
+    def test_no_op_build_reads_and_changes_nothing(self, incremental: dict[str, Step]) -> None:
         second, no_op = incremental["second"], incremental["no_op"]
-        assert no_op.files == second.files
-        assert no_op.states == second.states
+        assert no_op.finished
+        assert no_op.log == []
+        assert no_op.head_log == second.head_log
+        for table in STORAGE_TABLES:
+            assert no_op.changes[table] == set(), table
         assert no_op.per_test == second.per_test
         assert no_op.summaries == second.summaries
 
@@ -284,19 +319,11 @@ class TestIncremental:
             (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
         ]
         for table in TEST_TABLES:
-            units = late.units(table)
-            assert units[RUN_A]["build_id"] == late.build_id(table) != no_op.build_id(table)
-            if RUN_B in units:  # run B is not read again
-                assert units[RUN_B] == no_op.units(table)[RUN_B]
+            # run A's file is read again and its rows replaced; run B is not read again
+            assert late.read(table) == {RUN_A}, table
+            assert late.changes[table] == replaced(RUN_A), table
         for table in LOOP_TABLES:
-            assert late.states[table] == no_op.states[table]
-        for path, stamp in parquet_files(no_op).items():
-            if f"test_run_id={RUN_B}" in path or path.split("/")[0] in LOOP_TABLES:
-                assert late.files.get(path) == stamp, path
-
-
-def row_files_of(step: Step, table: str) -> list[str]:
-    return sorted(k for k in step.files if k.startswith(f"{table}/"))
+            assert late.untouched(table), table
 
 
 # =========================================================================== re-evaluation
@@ -371,7 +398,7 @@ def reeval(tmp_path_factory: pytest.TempPathFactory) -> ReEval:
     # 2. run A re-evaluated: new lines appended, run ID in the marker file
     append_lines(project, f"runs/{RUN_A}/test-results.jsonl", reevaluated_results_of_run_a())
     write_marker(project, [RUN_A])
-    steps["reevaluated"] = record(project, project.build())
+    steps["reevaluated"] = record(project, project.build(), steps["first"])
     results["reevaluated"] = results_of_a()
     criteria = project.query(
         "select test_case, expect_index, score, passed, criteria "
@@ -381,29 +408,33 @@ def reeval(tmp_path_factory: pytest.TempPathFactory) -> ReEval:
     assert_no_duplicates(project)
 
     # 3. the marker is still there: nothing to do
-    steps["marker_again"] = record(project, project.build())
+    steps["marker_again"] = record(project, project.build(), steps["reevaluated"])
 
     # 4. forced re-import of run A with the replace_run_ids var
     steps["replaced"] = record(
-        project, project.build("--vars", json.dumps({"replace_run_ids": [RUN_A]}))
+        project,
+        project.build("--vars", json.dumps({"replace_run_ids": [RUN_A]})),
+        steps["marker_again"],
     )
     results["replaced"] = results_of_a()
     assert_no_duplicates(project)
 
     # 5. an invalid run ID in the var fails the build
     invalid = project.build("--vars", "{replace_run_ids: ['2026-03-01']}", check=False)
-    steps["after_invalid"] = record(project, invalid)
+    steps["after_invalid"] = record(project, invalid, steps["replaced"])
 
     # 6. the var as a comma-separated string, two runs
     steps["replaced_two"] = record(
-        project, project.build("--vars", f"replace_run_ids: '{RUN_A}, {SCIL_RUN}'")
+        project,
+        project.build("--vars", f"replace_run_ids: '{RUN_A}, {SCIL_RUN}'"),
+        steps["after_invalid"],
     )
     assert_no_duplicates(project)
 
-    # 7. an invalid run ID in the marker file fails the build too
+    # 7. an invalid run ID in the marker file: the broken marker forces nothing
     write_marker(project, [RUN_A, "latest"])
     invalid_marker = project.build(check=False)
-    steps["after_invalid_marker"] = record(project, invalid_marker)
+    steps["after_invalid_marker"] = record(project, invalid_marker, steps["replaced_two"])
     return ReEval(project, steps, results, criteria, invalid, invalid_marker)
 
 
@@ -450,26 +481,29 @@ class TestReEvaluation:
 
     def test_only_run_a_was_read_again(self, reeval: ReEval) -> None:
         # a run newly listed in the marker is replaced in every table that has it
-        first, step = reeval.steps["first"], reeval.steps["reevaluated"]
+        step = reeval.steps["reevaluated"]
         for table in TEST_TABLES:
-            unit = step.units(table)[RUN_A]
-            assert unit["build_id"] == step.build_id(table) != first.build_id(table), table
+            assert step.read(table) == {RUN_A}, table
+            assert step.changes[table] == replaced(RUN_A), table
         for table in LOOP_TABLES:
-            assert step.states[table] == first.states[table], table
+            assert step.entries(table) == [], table  # only the changed marker is logged
+            assert step.changes[table] == set(), table
 
     def test_marker_already_handled_is_a_no_op(self, reeval: ReEval) -> None:
         before, after = reeval.steps["reevaluated"], reeval.steps["marker_again"]
-        assert after.files == before.files
-        assert after.states == before.states
+        assert after.finished
+        assert after.log == []
+        assert after.head_log == before.head_log
+        for table in STORAGE_TABLES:
+            assert after.changes[table] == set(), table
 
     def test_replace_run_ids_var_forces_a_reimport(self, reeval: ReEval) -> None:
         before, after = reeval.steps["marker_again"], reeval.steps["replaced"]
         for table in TEST_TABLES:
-            unit = after.units(table)[RUN_A]
-            assert unit["build_id"] == after.build_id(table) != before.build_id(table), table
-            assert unit["files"] != before.units(table)[RUN_A]["files"], table
+            assert after.read(table) == {RUN_A}, table
+            assert after.changes[table] == replaced(RUN_A), table  # rows written again
         for table in LOOP_TABLES:
-            assert after.states[table] == before.states[table], table
+            assert after.untouched(table), table
         # same rows, nothing duplicated
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
@@ -484,29 +518,38 @@ class TestReEvaluation:
 
     def test_invalid_replace_run_id_changes_nothing(self, reeval: ReEval) -> None:
         before, after = reeval.steps["replaced"], reeval.steps["after_invalid"]
-        assert after.files == before.files
-        assert after.states == before.states
-        assert after.per_test == before.per_test  # readers keep the last good build
+        assert not after.finished
+        assert after.build_id == before.build_id  # readers keep the last good build
+        assert after.head_log == before.head_log  # no file logged, even uncommitted to readers
+        for table in STORAGE_TABLES:
+            assert after.changes[table] == set(), table
+        assert after.per_test == before.per_test
 
     def test_replace_run_ids_as_a_comma_separated_string(self, reeval: ReEval) -> None:
         before, after = reeval.steps["after_invalid"], reeval.steps["replaced_two"]
         for table in (*TEST_TABLES, "scil_iteration", "scil_summary"):
             run = SCIL_RUN if table.startswith("scil") else RUN_A
-            unit = after.units(table)[run]
-            assert unit["build_id"] == after.build_id(table) != before.build_id(table), table
+            assert after.read(table) == {run}, table
+            assert after.changes[table] == replaced(run), table
         for table in ("acil_iteration", "acil_summary"):
-            assert after.states[table] == before.states[table], table
+            assert after.untouched(table), table
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
 
-    def test_invalid_run_id_in_the_marker_fails_the_build_clearly(self, reeval: ReEval) -> None:
-        assert reeval.invalid_marker.returncode != 0
-        out = dbt_output(reeval.invalid_marker)
-        assert str(reeval.project.output_dir / ".re-evaluated-runs.json") in out
-        assert "'latest'" in out
+    def test_invalid_run_id_in_the_marker_forces_nothing(self, reeval: ReEval) -> None:
+        # a broken marker no longer fails the build: it forces no run to be read again
+        assert reeval.invalid_marker.returncode == 0, dbt_output(reeval.invalid_marker)
         before, after = reeval.steps["replaced_two"], reeval.steps["after_invalid_marker"]
-        assert after.files == before.files
-        assert after.states == before.states
+        assert after.finished
+        # the changed marker is logged once per table (so it counts once), no data file is read
+        assert {(e.source_table, e.kind, e.file) for e in after.log} == {
+            (table, "marker", MARKER) for table in STORAGE_TABLES
+        }
+        for table in STORAGE_TABLES:
+            assert after.read(table) == set(), table
+            assert after.changes[table] == set(), table
+        assert after.per_test == before.per_test
+        assert after.summaries == before.summaries
 
 
 # =========================================================================== legacy layout
@@ -570,7 +613,7 @@ def legacy(tmp_path_factory: pytest.TempPathFactory) -> Legacy:
 
     # 2. run L2 now also has a run directory: it wins over the legacy file's copy
     copy_fixture(project, "legacy_l2_dir")
-    steps["moved"] = record(project, project.build())
+    steps["moved"] = record(project, project.build(), steps["alone"])
     configs["moved"] = config_rows()
     assert_no_duplicates(project)
 
@@ -582,7 +625,7 @@ def legacy(tmp_path_factory: pytest.TempPathFactory) -> Legacy:
                     "2026-02-12T08:00:00Z"),
     ])  # fmt: skip
     write_marker(project, [L1])
-    steps["reevaluated"] = record(project, project.build())
+    steps["reevaluated"] = record(project, project.build(), steps["moved"])
     results_l1 = project.query(
         "select test_case, passed, actual, evaluated_at from test_results "
         "where test_run_id = ? order by 1",
@@ -603,13 +646,12 @@ class TestLegacyLayout:
             (L1, "legacy", 2, 1, 1, 0, 0, 0.75),
             (L2, "legacy", 3, 3, 0, 0, 0, 0.875),
         ]
-        assert set(step.units("test_run")) == {"legacy"}
-        assert step.units("test_run")["legacy"]["sources"].keys() == {"test-run.jsonl"}
-        # rows are still partitioned by run
-        assert sorted({p.split("/")[1] for p in row_files_of(step, "test_run")}) == [
-            f"test_run_id={L1}",
-            f"test_run_id={L2}",
-        ]
+        assert step.read("test_run") == {"legacy"}
+        assert step.files("test_run") == {"test-run.jsonl"}
+        # the one file holds both runs: its rows belong to their own runs
+        (legacy_file,) = step.entries("test_run")
+        assert legacy_file.runs == (L1, L2)
+        assert legacy_file.run_from_path is None
 
     def test_legacy_scil_iterations(self, legacy: Legacy) -> None:
         assert legacy.scil_history == [
@@ -631,8 +673,12 @@ class TestLegacyLayout:
             (L2, "legacy-one", "Say ok", "sonnet"),
             (L2, "legacy-two", "Say yes (run directory)", "opus"),
         ]
-        assert set(step.units("test_run")) == {"legacy", L2}
-        assert {f["run"] for f in step.units("test_run")["legacy"]["files"]} == {L1}
+        # only the new run directory is read; run L2's rows taken from the legacy file are
+        # replaced, run L1's (from the legacy file) are left as they are
+        for table in ("test_config", "test_run", "test_results"):
+            assert step.read(table) == {L2}, table
+            assert step.files(table) == {f"runs/{L2}/{table.replace('_', '-')}.jsonl"}, table
+            assert step.changes[table] == replaced(L2), table
 
     def test_legacy_reevaluation_shows_only_the_latest(self, legacy: Legacy) -> None:
         later = datetime(2026, 2, 12, 8, 0)
@@ -647,9 +693,12 @@ class TestLegacyLayout:
             *MIXED_PER_TEST[2:],
         ]
         assert step.summaries == [(L1, "legacy", 2, 2, 0, 0, 0, 0.75), MIXED_SUMMARIES[1]]
-        # run L2's directory was not read again
+        # run L2's directory was not read again; its lines in the legacy file are skipped
         for table in ("test_config", "test_run", "test_results"):
-            assert step.units(table)[L2] == legacy.steps["moved"].units(table)[L2]
+            assert step.read(table) == {"legacy"}, table
+            (legacy_file,) = step.entries(table)
+            assert legacy_file.runs == (L1,), table
+            assert step.changes[table] == replaced(L1), table
 
 
 @pytest.fixture(scope="class")
@@ -667,6 +716,11 @@ class TestMixedLayoutFromScratch:
         assert mixed.per_test == MIXED_PER_TEST
         assert mixed.summaries == MIXED_SUMMARIES
         assert summary_counts(mixed.proc)["WARN"] == 0
+        for table in ("test_config", "test_run", "test_results"):
+            assert mixed.read(table) == {"legacy", L2}, table
+            # the legacy file's lines of run L2 are skipped: it has a run directory
+            (legacy_file,) = [e for e in mixed.entries(table) if e.key == "legacy"]
+            assert legacy_file.runs == (L1,), table
 
 
 # =========================================================================== missing input
@@ -750,7 +804,7 @@ def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
     views = {v: shape(v) for v in MART_VIEWS}
     # 2. then output arrives
     copy_fixture(project, "golden")
-    then = record(project, project.build())
+    then = record(project, project.build(), empty)
     return Missing(project, empty, tables, views, then)
 
 
@@ -759,6 +813,7 @@ class TestMissingInput:
         counts = summary_counts(missing.empty.proc)
         assert counts["ERROR"] == 0
         assert counts["WARN"] == 0
+        assert missing.empty.log == []  # no file to read
         assert missing.empty.per_test == []
         assert missing.empty.summaries == []
 
@@ -782,115 +837,112 @@ class TestMissingInput:
         assert missing.then.summaries == GOLDEN_SUMMARIES
 
 
-# =========================================================================== old schema
-
-
-def all_events_parquet(jsonl: Path, dest: Path) -> None:
-    """Every stream event of a test-run.jsonl in one Parquet file, as the seed once stored it
-    (inferred schema, so it has the assistant events' ``message`` column)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
-    try:
-        con.execute(f"copy (select * from read_json_auto('{jsonl}')) to '{dest}' (format parquet)")
-        columns = [r[0] for r in con.execute(f"describe select * from '{dest}'").fetchall()]
-    finally:
-        con.close()
-    assert "message" in columns
+# =========================================================================== system of record
 
 
 @dataclass
-class OldSchema:
+class Upgrade:
     project: DbtProject
     steps: dict[str, Step]
-    test_run_rows: dict[str, int]
-    test_run_columns: dict[str, dict[str, str]]
-    old_file: str
-    before_rebuild: dict[str, FileStamp]
+    rows: dict[str, dict[str, dict[str, int]]]
+    columns: dict[str, dict[str, dict[str, str]]]
 
 
 @pytest.fixture(scope="class")
-def old_schema(tmp_path_factory: pytest.TempPathFactory) -> OldSchema:
-    project = make_project(tmp_path_factory, "old_schema")
+def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Upgrade:
+    """The lake keeps what output/ no longer has; only an explicit rebuild reads output/ anew.
+
+    A project upgrade used to rebuild a table from output/; now `--full-refresh`
+    leaves the storage tables alone and var rebuild_storage rebuilds them.
+    """
+    project = make_project(tmp_path_factory, "upgrade")
     steps: dict[str, Step] = {}
-    rows: dict[str, int] = {}
-    columns: dict[str, dict[str, str]] = {}
+    rows: dict[str, dict[str, dict[str, int]]] = {}
+    columns: dict[str, dict[str, dict[str, str]]] = {}
+
+    def snapshot(name: str) -> None:
+        rows[name] = rows_per_run(project)
+        columns[name] = {t: relation_columns(project, t) for t in STORAGE_TABLES}
+        assert_no_duplicates(project)
+
+    # 1. the golden output and run B
     copy_fixture(project, "golden")
-    golden_stream = FIXTURES / "golden" / "runs" / RUN_A / "test-run.jsonl"
-
-    # 1. a data directory the seed wrote: test-run.parquet with every event and a message column
-    all_events_parquet(golden_stream, project.data_dir / "test-run.parquet")
+    copy_fixture(project, "run_b")
     steps["first"] = record(project, project.build())
-    rows["first"] = project.query("select count(*) from test_run")[0][0]
-    columns["first"] = relation_columns(project, "test_run")
+    snapshot("first")
 
-    # 2. a test_run table written by an older version of the project: another schema hash,
-    #    and its file for run A holds every event (with the message column)
-    state = dict(steps["first"].states["test_run"])
-    old_rel = f"test_run/test_run_id={RUN_A}/{RUN_A}-old-all-events.parquet"
-    all_events_parquet(golden_stream, project.data_dir / old_rel)
-    state["schema_hash"] = "0" * 32
-    state["units"] = {
-        RUN_A: {
-            **state["units"][RUN_A],
-            "files": [{"run": RUN_A, "path": old_rel}],
-            "build_id": "old",
+    # 2. run B's folder is deleted from output/ (cleaned up, or lost): a plain build keeps it
+    shutil.rmtree(project.output_dir / "runs" / RUN_B)
+    steps["deleted"] = record(project, project.build(), steps["first"])
+    snapshot("deleted")
+
+    # 3. an explicit rebuild from output/ (what an upgrade once did by itself): run B is lost
+    steps["rebuild"] = record(
+        project,
+        project.build("--vars", "{rebuild_storage: true}"),
+        steps["deleted"],
+        track_changes=False,  # every storage table is a new table
+    )
+    snapshot("rebuild")
+
+    # 4. every run directory deleted from output/, then --full-refresh: no storage row is lost
+    shutil.rmtree(project.output_dir / "runs")
+    steps["full_refresh"] = record(project, project.build("--full-refresh"), steps["rebuild"])
+    snapshot("full_refresh")
+    return Upgrade(project, steps, rows, columns)
+
+
+class TestLakeIsTheSystemOfRecord:
+    def test_plain_build_keeps_a_run_whose_folder_was_deleted(self, upgrade: Upgrade) -> None:
+        first, step = upgrade.steps["first"], upgrade.steps["deleted"]
+        assert RUN_B in upgrade.rows["first"]["test_run"]
+        assert step.finished
+        assert step.log == []
+        for table in STORAGE_TABLES:
+            assert step.changes[table] == set(), table
+        assert upgrade.rows["deleted"] == upgrade.rows["first"]
+        assert step.per_test == first.per_test
+        assert step.summaries == first.summaries == [
+            *GOLDEN_SUMMARIES,
+            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
+        ]
+
+    def test_rebuild_loses_exactly_the_run_no_longer_in_output(self, upgrade: Upgrade) -> None:
+        step = upgrade.steps["rebuild"]
+        assert summary_counts(step.proc)["ERROR"] == 0
+        before = upgrade.rows["deleted"]
+        assert upgrade.rows["rebuild"] == {
+            table: {run: n for run, n in runs.items() if run != RUN_B}
+            for table, runs in before.items()
         }
-    }
-    write_state(project, "test_run", state)
-    before_rebuild = data_files(project)
-    steps["old_schema"] = record(project, project.build())
-    rows["old_schema"] = project.query("select count(*) from test_run")[0][0]
-    columns["old_schema"] = relation_columns(project, "test_run")
-    assert_no_duplicates(project)
-
-    # 3. --full-refresh rebuilds every table
-    steps["full_refresh"] = record(project, project.build("--full-refresh"))
-    rows["full_refresh"] = project.query("select count(*) from test_run")[0][0]
-    assert_no_duplicates(project)
-    return OldSchema(project, steps, rows, columns, old_rel, before_rebuild)
-
-
-class TestOldSchema:
-    def test_seed_all_events_file_does_not_leak_into_test_run(self, old_schema: OldSchema) -> None:
-        assert old_schema.test_run_rows["first"] == 7  # result events only
-        assert "message" not in old_schema.test_run_columns["first"]
-        assert old_schema.steps["first"].per_test == GOLDEN_PER_TEST
-
-    def test_changed_schema_hash_rebuilds_the_table_from_scratch(
-        self, old_schema: OldSchema
-    ) -> None:
-        first, step = old_schema.steps["first"], old_schema.steps["old_schema"]
-        state = step.states["test_run"]
-        assert state["schema_hash"] == first.states["test_run"]["schema_hash"]
-        assert state["units"][RUN_A]["build_id"] == state["build_id"] != first.build_id("test_run")
-        assert [f["path"] for f in state["units"][RUN_A]["files"]] != [old_schema.old_file]
-        assert old_schema.test_run_rows["old_schema"] == 7
-        assert "message" not in old_schema.test_run_columns["old_schema"]
-        assert old_schema.test_run_columns["old_schema"] == EXPECTED_STORAGE_TYPES["test_run"]
+        for table in ("test_config", "test_run", "test_results"):
+            assert RUN_B in before[table], table
         assert step.per_test == GOLDEN_PER_TEST
         assert step.summaries == GOLDEN_SUMMARIES
 
-    def test_only_the_changed_table_is_rebuilt(self, old_schema: OldSchema) -> None:
-        before = old_schema.before_rebuild
-        step = old_schema.steps["old_schema"]
+    def test_rebuild_reads_every_file_left_in_output(self, upgrade: Upgrade) -> None:
+        step = upgrade.steps["rebuild"]
+        assert {t: step.read(t) for t in STORAGE_TABLES} == {
+            **{t: {RUN_A} for t in TEST_TABLES},
+            "scil_iteration": {SCIL_RUN},
+            "scil_summary": {SCIL_RUN},
+            "acil_iteration": {ACIL_RUN},
+            "acil_summary": {ACIL_RUN, ACIL_FAILED_RUN},
+        }
         for table in STORAGE_TABLES:
-            if table == "test_run":
-                continue
-            assert step.states[table] == old_schema.steps["first"].states[table], table
-            for path, stamp in before.items():
-                if path.startswith(f"{table}/"):
-                    assert step.files.get(path) == stamp, path
+            assert upgrade.columns["rebuild"][table] == EXPECTED_STORAGE_TYPES[table], table
 
-    def test_full_refresh_rebuilds_every_table(self, old_schema: OldSchema) -> None:
-        before, after = old_schema.steps["old_schema"], old_schema.steps["full_refresh"]
+    def test_full_refresh_keeps_every_storage_row(self, upgrade: Upgrade) -> None:
+        before, after = upgrade.steps["rebuild"], upgrade.steps["full_refresh"]
+        assert not (upgrade.project.output_dir / "runs").exists()
+        assert summary_counts(after.proc)["ERROR"] == 0
+        assert after.finished
+        assert after.log == []
         for table in STORAGE_TABLES:
-            assert after.build_id(table) != before.build_id(table), table
-            old_paths = {f["path"] for u in before.units(table).values() for f in u["files"]}
-            new_paths = {f["path"] for u in after.units(table).values() for f in u["files"]}
-            assert old_paths.isdisjoint(new_paths), table
-            assert set(after.units(table)) == set(before.units(table)), table
-        assert old_schema.test_run_rows["full_refresh"] == 7
-        assert after.per_test == GOLDEN_PER_TEST
+            assert after.changes[table] == set(), table
+        assert upgrade.rows["full_refresh"] == upgrade.rows["rebuild"]
+        assert upgrade.columns["full_refresh"] == upgrade.columns["rebuild"]
+        assert after.per_test == before.per_test == GOLDEN_PER_TEST
         assert after.summaries == GOLDEN_SUMMARIES
 
 
@@ -982,7 +1034,7 @@ def rejected(tmp_path_factory: pytest.TempPathFactory) -> Rejected:
     (a / "test-results.jsonl").write_bytes(GOOD_RESULT_LINES + _line(fixed_line))
     (a / "test-run.jsonl").write_bytes(b"".join(stream))
     mismatched.write_text(json.dumps({**doc, "test_run_id": "20260308T100000"}), encoding="utf-8")
-    fixed = record(project, project.build())
+    fixed = record(project, project.build(), bad)
     (after,) = project.query("select count(*) from rejected_lines")[0]
     fixed_summary = project.query(
         "select test_run_id, status from acil_run_details where test_run_id = '20260308T100000'"
