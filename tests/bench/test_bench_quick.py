@@ -1,7 +1,8 @@
 """The benchmark cannot rot: `bench/run.py --quick` runs end to end and writes every figure.
 
-This checks the shape and sanity of the figures (positive times, positive
-ratios), never the targets: timings on a shared machine flake.
+This checks the shape and sanity of the figures (positive times, ratios,
+file counts, every view measured on both sides), never the targets: timings
+on a shared machine flake.
 """
 
 from __future__ import annotations
@@ -14,10 +15,17 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+STORAGE_TABLES = {"test_run", "test_results", "test_config", "output_files", "scil_iteration",
+                  "scil_summary", "acil_iteration", "acil_summary"}
 
 
 def _positive(value: Any, what: object) -> None:
     assert isinstance(value, int | float) and math.isfinite(value) and value > 0, (what, value)
+
+
+def _project_views() -> set[str]:
+    return {p.stem for sub in ("marts", "intermediate")
+            for p in (REPO / "models" / sub).glob("*.sql")}
 
 
 def test_quick_benchmark_writes_every_figure(tmp_path: Path) -> None:
@@ -35,51 +43,61 @@ def test_quick_benchmark_writes_every_figure(tmp_path: Path) -> None:
     assert machine["nproc"] >= 1
     for dist in ("dbt-core", "dbt-duckdb", "duckdb"):
         assert machine[dist]
-    sizes = data["meta"]["config"]["sizes"]
-    assert sizes == [2, 4]
+    assert set(data["series"]) == {"main"}  # --quick skips the long history
+    main = data["series"]["main"]
+    assert main["config"]["sizes"] == [3]
 
-    assert set(data["layouts"]) == {"per-run", "single"}
-    for layout, lr in data["layouts"].items():
-        # 3. fixed overhead: warm parse and no-op build
-        _positive(lr["parse"]["cold"]["median_s"], (layout, "cold parse"))
-        _positive(lr["parse"]["warm"]["median_s"], (layout, "warm parse"))
-        _positive(lr["fixed_overhead"]["ratio"], (layout, "no-op / warm parse"))
-        # 1. incremental ratio for every N, against the empty project
+    assert set(main["layouts"]) == {"per-run", "single"}
+    for layout, lr in main["layouts"].items():
+        # 1. incremental ratio for every N, against the empty project; peak memory
         _positive(lr["baseline"]["median_s"], (layout, "empty + 1 run"))
-        assert sorted(int(n) for n in lr["sizes"]) == sizes
-        for n, s in lr["sizes"].items():
-            for build in ("full_build", "noop", "incremental"):
-                _positive(s[build]["median_s"], (layout, n, build))
-                _positive(s[build]["peak_rss_mb"], (layout, n, build, "rss"))
-            _positive(s["incremental_ratio"], (layout, n, "incremental ratio"))
-            _positive(s["history_test_run_bytes"], (layout, n, "input bytes"))
-        # 2. engine ratio: on tiny data full - no-op is noise and may be <= 0, so only finite
-        engine = lr["engine"]
-        _positive(engine["full_build_s"], (layout, "full build"))
-        _positive(engine["noop_s"], (layout, "no-op"))
-        _positive(engine["bare_copy_statement_s"], (layout, "bare COPY"))
-        assert engine["bare_copy_rows"] == 5 * 4, engine  # 5 tests x the 4 history runs
-        assert isinstance(engine["ratio"], float) and math.isfinite(engine["ratio"])
-        # 4. query latency of every view, and the query functions
-        queries = lr["queries"]
-        assert {"per_test", "test_run_summaries", "test_run"} <= set(queries["views"])
-        counted = {q["view"] for q in queries["queries"] if q["query"].startswith("select count")}
-        assert counted == set(queries["views"])
-        assert any(q["view"] == "skillwalker_py.queries" for q in queries["queries"])
-        for q in queries["queries"]:
-            _positive(q["median_s"], (layout, q["query"]))
-        per_test = [q for q in queries["queries"]
-                    if q["view"] == "per_test" and "where test_run_id" in q["query"]]
-        assert per_test and per_test[0]["rows"] == 5
-        # 5. peak memory
+        assert list(lr["sizes"]) == ["3"]
+        s = lr["sizes"]["3"]
+        for build in ("full_build", "noop", "incremental"):
+            _positive(s[build]["median_s"], (layout, build))
+            _positive(s[build]["peak_rss_mb"], (layout, build, "rss"))
+        _positive(s["incremental_ratio"], (layout, "incremental ratio"))
+        _positive(s["history_test_run_bytes"], (layout, "input bytes"))
+        _positive(s["lake_bytes"], (layout, "lake bytes"))
         _positive(lr["peak_rss_mb"], (layout, "peak RSS"))
-        # where the time goes
-        breakdown = lr["sizes"]["4"]["noop"]["breakdown"]
-        assert breakdown["phases"] and breakdown["categories"] and breakdown["nodes"]
+        assert s["incremental"]["breakdown"]["phases"]
+        # the CLI skips dbt when nothing is new
+        assert s["cli_noop"]["skipped_dbt"] is True
+        # engine ratio: on tiny data full - no-op is noise and may be <= 0, so only finite
+        engine = lr["engine"]
+        _positive(engine["bare_copy_statement_s"], (layout, "bare COPY"))
+        assert engine["bare_copy_rows"] == 5 * 3, engine  # 5 tests x the 3 history runs
+        assert isinstance(engine["ratio"], float) and math.isfinite(engine["ratio"])
+
+        views = lr["views"]
+        assert "error" not in views, views.get("error")
+        # connect time, reported apart
+        for key in ("first_connect_s", "connect_s", "extension_load_s"):
+            _positive(views["connect"][key], (layout, key))
+        # 2. files per storage table: live in the catalog and Parquet files on disk
+        assert set(views["files"]) >= STORAGE_TABLES
+        for table in ("test_run", "test_results", "test_config"):
+            f = views["files"][table]
+            assert f["rows"] > 0, (table, f)
+            assert f["live_data_files"] >= 1, (table, f)
+            assert f["parquet_files_on_disk"] >= f["live_data_files"], (table, f)
+        # 3. every view of the project, on the lake and on native tables, same SQL
+        assert set(views["views"]) == _project_views()
+        measured = {x["view"] for x in views["results"] if x["kind"] == "all rows"}
+        assert measured == set(views["views"])
+        for x in views["results"]:
+            assert x["lake_error"] is None and x["native_error"] is None, x
+            _positive(x["lake_ms"], (layout, x["view"], x["kind"], "lake"))
+            _positive(x["native_ms"], (layout, x["view"], x["kind"], "native"))
+            assert isinstance(x["pass"], bool)
+        per_test = [x for x in views["results"]
+                    if x["view"] == "per_test" and x["kind"] == "one run"]
+        assert per_test and per_test[0]["rows"] == 5
+        assert views["functions"] and all(f["error"] is None for f in views["functions"])
 
     figures = {(t["layout"], t["figure"]) for t in data["targets"]}
     for layout in ("per-run", "single"):
-        assert {(layout, "incremental ratio N=2"), (layout, "incremental ratio N=4"),
-                (layout, "engine ratio"), (layout, "no-op / warm parse"),
-                (layout, "peak RSS")} <= figures
+        assert {(layout, "incremental ratio N=3"), (layout, "engine ratio"),
+                (layout, "peak RSS"), (layout, "views within lake target"),
+                (layout, "views failed (e.g. out of memory)")} <= figures
     assert all(isinstance(t["pass"], bool) for t in data["targets"])

@@ -1,0 +1,1 @@
+"""The modules of the skillwalker-data benchmark (entry point: ``bench/run.py``)."""
