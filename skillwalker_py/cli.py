@@ -12,6 +12,7 @@
     skillwalker-data scil [RUN_ID]             SCIL loops, or one loop's iterations
     skillwalker-data acil [RUN_ID]             ACIL loops, or one loop's iterations
     skillwalker-data rejected                  input lines that could not be imported
+    skillwalker-data builds                    the finished builds and their snapshots
     skillwalker-data attach                    the SQL that attaches the last finished build
 
 Paths come from options, else the environment (SKILLWALKER_OUTPUT_DIR,
@@ -42,7 +43,7 @@ import duckdb
 from skillwalker_py import analytics, build_state, queries
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import ALIAS as lake_alias
-from skillwalker_py.lake import LakeConfig
+from skillwalker_py.lake import LakeConfig, at_build, builds
 from skillwalker_py.runid import validate_run_id
 
 __all__ = ["format_rows", "main", "project_dir"]
@@ -318,7 +319,9 @@ def _lake_config(args: argparse.Namespace) -> LakeConfig:
     """The lake of the command: --lake-dir names it whole; else the environment's folder,
     with SKILLWALKER_LAKE_CATALOG / SKILLWALKER_LAKE_DATA_PATH when set."""
     config = LakeConfig.from_dir(_paths(args)["lake"])
-    return config if getattr(args, "lake_dir", None) else config.with_env_overrides()
+    config = config if getattr(args, "lake_dir", None) else config.with_env_overrides()
+    as_of = getattr(args, "as_of", None)
+    return at_build(config, as_of) if as_of else config
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
@@ -531,6 +534,17 @@ def cmd_rejected(args: argparse.Namespace) -> int:
     return 0
 
 
+BUILD_COLUMNS = [
+    "build_id", "finished_at", "runs_imported", "files_read", "lines_rejected", "tests_passed",
+    "snapshot_id",
+]  # fmt: skip
+
+
+def cmd_builds(args: argparse.Namespace) -> int:
+    _emit(builds(_lake(args)), args, BUILD_COLUMNS)
+    return 0
+
+
 def cmd_attach(args: argparse.Namespace) -> int:
     config = _lake(args)
     con = queries.connect(config)
@@ -557,6 +571,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--lake-dir", help="the lake's folder (default: analytics/lake)")
     reader = argparse.ArgumentParser(add_help=False, parents=[common])
     reader.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    reader.add_argument(
+        "--as-of", metavar="BUILD",
+        help="read the lake as an earlier build left it: a build id (or its start), "
+        "'previous', or a snapshot id (see `skillwalker-data builds`)",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("sample", parents=[common], help="write the deterministic sample output")
@@ -631,6 +650,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rejected", parents=[reader], help="input lines that could not be imported")
     p.set_defaults(func=cmd_rejected)
+
+    p = sub.add_parser(
+        "builds", parents=[reader],
+        help="the finished builds, newest first: what each imported, and its snapshot",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_builds)
 
     p = sub.add_parser(
         "attach", parents=[common],

@@ -38,6 +38,8 @@ __all__ = [
     "FINISHED_MESSAGE",
     "LakeConfig",
     "LakeError",
+    "at_build",
+    "builds",
     "connect",
     "finished_snapshot",
     "load_extensions",
@@ -95,6 +97,8 @@ class LakeConfig:
 
     catalog: str
     data_path: str
+    snapshot: int | None = None
+    """The snapshot readers attach (None: the last finished build); see :func:`at_build`."""
 
     @classmethod
     def from_dir(cls, lake_dir: str | os.PathLike[str]) -> LakeConfig:
@@ -132,6 +136,7 @@ class LakeConfig:
         return LakeConfig(
             catalog=catalog or self.catalog,
             data_path=(data_path.rstrip("/") + "/") if data_path else self.data_path,
+            snapshot=self.snapshot,
         )
 
     @property
@@ -189,6 +194,8 @@ def connect(
     config = LakeConfig.resolve(lake)
     if not config.exists():
         return None
+    if snapshot is None:
+        snapshot = config.snapshot
     con = duckdb.connect()
     try:
         load_extensions(con)
@@ -205,3 +212,84 @@ def connect(
         con.close()
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
     return con
+
+
+def _head(config: LakeConfig) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    try:
+        load_extensions(con)
+        con.execute(config.attach_sql("sw_head"))
+    except duckdb.Error as exc:
+        con.close()
+        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
+    return con
+
+
+def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict[str, Any]]:
+    """Every finished build, newest first: when, what it imported, and its snapshot.
+
+    ``snapshot_id`` is the snapshot readers attach for that build; it is None
+    once the build's snapshot has expired (see ``snapshot_retention_days``):
+    such a build is listed but can no longer be read.
+    """
+    config = LakeConfig.resolve(lake)
+    if not config.exists():
+        return []
+    con = _head(config)
+    try:
+        found = con.execute(
+            "select count(*) from duckdb_tables() where database_name = 'sw_head' "
+            "and table_name = 'sw_builds'"
+        ).fetchone()
+        if found != (1,):
+            return []
+        cur = con.execute(
+            """
+            select b.build_id, b.command, b.started_at, b.finished_at, b.runs_imported,
+                   b.files_read, b.lines_rejected, b.tests_passed, s.snapshot_id
+            from sw_head.main.sw_builds as b
+            left join (
+                select snapshot_id, commit_extra_info ->> '$.build_id' as build_id
+                from ducklake_snapshots('sw_head') where commit_message = ?
+            ) as s on s.build_id = b.build_id
+            order by b.finished_at desc
+            """,
+            [FINISHED_MESSAGE],
+        )
+        names = [d[0] for d in cur.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> LakeConfig:
+    """The lake as readers saw it after ``build``: a build id (or a unique prefix of one),
+    ``latest``, ``previous`` (the finished build before the latest), or a snapshot id.
+
+    Query functions and :func:`connect` given the result read that build.
+    Raises :class:`LakeError` for an unknown, ambiguous or expired build.
+    """
+    config = LakeConfig.resolve(lake)
+    listed = builds(config)
+    readable = [b for b in listed if b["snapshot_id"] is not None]
+    if build in ("latest", "previous"):
+        index = 0 if build == "latest" else 1
+        if len(readable) <= index:
+            raise LakeError(f"the lake has no {build} build ({len(readable)} readable builds)")
+        chosen = readable[index]
+    elif build.isdigit():
+        matches = [b for b in readable if b["snapshot_id"] == int(build)]
+        if not matches:
+            raise LakeError(f"no finished build has snapshot {build}: `skillwalker-data builds`")
+        chosen = matches[0]
+    else:
+        matches = [b for b in listed if str(b["build_id"]).startswith(build)]
+        if len(matches) != 1:
+            what = "no build" if not matches else f"{len(matches)} builds"
+            raise LakeError(f"{what} with an id starting {build!r}: `skillwalker-data builds`")
+        chosen = matches[0]
+        if chosen["snapshot_id"] is None:
+            raise LakeError(
+                f"build {chosen['build_id']} is no longer retained (snapshot_retention_days)"
+            )
+    return LakeConfig(config.catalog, config.data_path, snapshot=int(chosen["snapshot_id"]))

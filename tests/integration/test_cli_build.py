@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from skillwalker_py import lake
+from skillwalker_py import lake, queries
 from skillwalker_py.sample import generate_sample
 
 from .conftest import DbtProject
@@ -102,3 +102,33 @@ def test_attach_prints_the_sql_of_the_last_finished_build(project: DbtProject) -
         assert con.execute("select count(*) from per_test").fetchall() == expected
     finally:
         con.close()
+
+
+def test_as_of_reads_the_summaries_before_a_reevaluation(project: DbtProject) -> None:
+    """Time travel: after a re-evaluation, `--as-of previous` (and the query functions with
+    lake.at_build) show the earlier evaluation, the latest build the new one."""
+    sample = generate_sample(project.output_dir, runs=3)
+    (run,) = sample.reevaluated_run_ids
+    results = project.output_dir / "runs" / run / "test-results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    results.write_bytes(b"".join(lines[: len(lines) - sample.reevaluated_results_lines]))
+    _build(project)
+    first = json.loads(_cli(project, "summaries", "--format", "json").stdout)
+    results.write_bytes(b"".join(lines))
+    _build(project)
+    second = json.loads(_cli(project, "summaries", "--format", "json").stdout)
+    assert first != second  # the re-evaluation changed the run's results
+    assert [r for r in first if r["test_run_id"] != run] == [
+        r for r in second if r["test_run_id"] != run]
+    as_of = json.loads(_cli(project, "summaries", "--format", "json", "--as-of", "previous").stdout)
+    assert as_of == first
+    builds = json.loads(_cli(project, "builds", "--format", "json").stdout)
+    assert len(builds) == 2 and all(b["snapshot_id"] for b in builds)
+    by_id = json.loads(_cli(project, "summaries", "--format", "json",
+                            "--as-of", builds[1]["build_id"][:8]).stdout)
+    assert by_id == first
+    older = lake.at_build(project.lake_dir, "previous")
+    assert [r["passed"] for r in queries.query_test_run_summaries(older)] == [
+        r["passed"] for r in first]
+    wrong = _cli(project, "summaries", "--as-of", "nope", code=2)
+    assert "no build with an id starting 'nope'" in wrong.stderr
