@@ -1,11 +1,13 @@
-"""dbt-duckdb plugin: the lake's extensions, the build lock, and two read helpers.
+"""dbt-duckdb plugin: the lake's extensions, the build lock, and a few helpers.
 
 Enabled in ``profiles.yml``::
 
     plugins:
       - module: skillwalker_py.dbt_plugin
 
-On every connection dbt opens, before the lake is attached, it LOADs the
+A command that writes takes the embedded lake's build lock before dbt
+connects (:meth:`Plugin.update_connection_config`). On the connection dbt
+opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
 :func:`skillwalker_py.lake.load_extensions`) and registers scalar functions
 that take and return JSON text:
@@ -13,7 +15,6 @@ that take and return JSON text:
 - ``sw_plan_sql``: the SQL listing a table's files to read
   (:func:`skillwalker_py.ingest.plan_sql`, a pure function);
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
-- ``sw_lock``: hold the embedded lake's build lock for this process;
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
 - ``sw_project_fingerprint``: a hash of the project's files (data-test scope).
 """
@@ -28,6 +29,8 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import ingest, lake
+
+_WRITERS = ("build", "run", "seed", "snapshot")
 
 
 def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
@@ -55,13 +58,24 @@ class Plugin(BasePlugin):
                     config.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
                 self.lock_file = config.lock_file
 
-    def _lock(self, args: dict[str, Any]) -> str:
-        """Hold the embedded lake's build lock until this process exits (ingest.acquire_lock)."""
-        if self.lock_file is None:
-            return "no lock (the catalog is a server)"
-        given = args.get("timeout")
+    def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
+        """Before dbt opens its connection: a command that writes (build, run, seed,
+        snapshot) takes the embedded lake's build lock, held until the process exits.
+
+        Taking it this early matters: dbt reads the lake's relations right after
+        connecting, and a second build that waited for the lock must see the tables
+        the first one created. The wait is var ``lock_timeout_seconds``, else
+        ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), then a message naming the holder.
+        """
+        from dbt.flags import get_flags
+
+        flags = get_flags()  # type: ignore[no-untyped-call]
+        if self.lock_file is None or getattr(flags, "WHICH", None) not in _WRITERS:
+            return
+        dbt_vars = getattr(flags, "VARS", None) or {}
+        given = dbt_vars.get("lock_timeout_seconds") if isinstance(dbt_vars, dict) else None
         timeout = self.lock_timeout if given is None else float(given)
-        return ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
+        ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
@@ -70,7 +84,6 @@ class Plugin(BasePlugin):
         functions: dict[str, Callable[[str], str]] = {
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),
-            "sw_lock": _json_udf(self._lock),
             "sw_check_replace_run_ids": _json_udf(
                 lambda args: ingest.check_replace_run_ids(args["replace_run_ids"])
             ),

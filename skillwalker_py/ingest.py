@@ -11,7 +11,8 @@ used by the build (through the dbt plugin's ``sw_plan_sql`` and
   (``sw_import_log``, committed in the same transaction as the rows it
   describes); when its run is in ``replace_run_ids``; when its run is listed
   in a changed ``.re-evaluated-runs.json``; or on a rebuild. File metadata
-  comes from DuckDB's ``read_blob`` without reading the content.
+  comes from ``os.stat`` (size and nanosecond modification time), without
+  reading the content.
 * :func:`sanitize`: files with a doubtful line are read again line by line so
   that every rejected line gets its file, line number and reason.
 
@@ -32,9 +33,11 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +90,6 @@ def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join(_sql_string(v) for v in values) + "]::VARCHAR[]"
 
 
-def _glob_escape(path: str) -> str:
-    """A literal path as a DuckDB glob (``*``, ``?`` and ``[`` matched as themselves)."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
-
-
 def check_replace_run_ids(values: list[Any]) -> list[str]:
     """The ``replace_run_ids`` var, every value a valid run ID, else one clear error."""
     for value in values:
@@ -100,98 +98,137 @@ def check_replace_run_ids(values: list[Any]) -> list[str]:
     return [str(v) for v in values]
 
 
+@dataclass(frozen=True)
+class InputFile:
+    """One input file as the plan sees it (``size``/``mtime_ns`` None when it cannot be
+    stat'ed: a dangling link, a loop; ``regular`` False for those and for directories)."""
+
+    path: str
+    size: int | None
+    mtime_ns: int | None
+    run_from_path: str | None
+    regular: bool
+
+
+def _stat(path: str, run: str | None) -> InputFile:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return InputFile(path, None, None, run, False)
+    return InputFile(path, st.st_size, st.st_mtime_ns, run, stat.S_ISREG(st.st_mode))
+
+
+def input_files(output_dir: str, meta: dict[str, Any]) -> list[InputFile]:
+    """The files of one source under ``output_dir`` (its meta: ``per_run_file``,
+    ``legacy_file`` or ``document_dir``), with what the plan compares: size and
+    modification time (nanoseconds); nothing is read."""
+    out = Path(output_dir)
+    found: list[InputFile] = []
+    if meta.get("per_run_file"):
+        runs = out / "runs"
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(runs), key=lambda e: e.name):
+                child = os.path.join(entry.path, meta["per_run_file"])
+                if entry.is_dir() and os.path.lexists(child):
+                    found.append(_stat(child, entry.name))
+    if meta.get("legacy_file"):
+        legacy = out / meta["legacy_file"]
+        if os.path.lexists(legacy):
+            found.append(_stat(str(legacy), None))
+    if meta.get("document_dir"):
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(out / meta["document_dir"]), key=lambda e: e.name):
+                if entry.name.endswith(".json"):
+                    found.append(_stat(entry.path, entry.name[: -len(".json")]))
+    return found
+
+
+def _values(files: list[InputFile]) -> str:
+    """``files`` as a SQL relation (path, size, mtime_ns, run_from_path, regular)."""
+    if not files:
+        return ("select NULL::VARCHAR as path, NULL::BIGINT as size, NULL::BIGINT as mtime_ns, "
+                "NULL::VARCHAR as run_from_path, NULL::BOOLEAN as regular where false")
+
+    def lit(value: object) -> str:
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int):
+            return str(value)
+        return _sql_string(str(value))
+
+    rows = ",\n    ".join(
+        f"({lit(f.path)}, {lit(f.size)}::BIGINT, {lit(f.mtime_ns)}::BIGINT, "
+        f"{lit(f.run_from_path)}::VARCHAR, {lit(f.regular)})"
+        for f in files
+    )
+    columns = "path, size, mtime_ns, run_from_path, regular"
+    return f"select * from (values\n    {rows}\n) as v({columns})"
+
+
 def plan_sql(args: dict[str, Any]) -> str:
     """SQL listing the files of one table that this build must read.
 
     ``args``: ``table``; the source's ``per_run_file``, ``legacy_file`` or
     ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (list);
     ``full`` (read every file: a rebuild); ``log`` (the import log relation,
-    default :data:`IMPORT_LOG`; None before the lake has one).
+    default :data:`IMPORT_LOG`).
 
-    Columns: ``path``, ``size``, ``modified_ms`` (epoch milliseconds), ``key`` (the run, or
-    ``legacy``), ``run_from_path`` (the run named by the file's folder or
-    name, else NULL), ``kind`` (``rows``; ``marker`` for a changed marker
-    file, read by nothing but logged so it counts once), ``dir_run``
-    (``true`` on one extra row per run that has a run folder, now or in the
+    The files are listed here (:func:`input_files`: size and modification
+    time, nothing read) and compared with the log in SQL. Columns: ``path``,
+    ``size``, ``mtime_ns``, ``key`` (the run, or ``legacy``),
+    ``run_from_path`` (the run named by the file's folder or name, else
+    NULL), ``regular`` (false for a directory, a dangling link or a loop:
+    reported as a rejected line), ``kind`` (``rows``; ``marker`` for a
+    changed marker file, read by nothing but logged so it counts once;
+    ``dir`` on one extra row per run that has a run folder, now or in the
     log: its lines in the legacy file are ignored; such rows have no path).
     """
     out = str(args["output_dir"]).rstrip("/")
     table = str(args["table"])
     log = args.get("log", IMPORT_LOG)
     replace = check_replace_run_ids(args.get("replace_run_ids") or [])
-    globs: list[str] = []
-    run_expr = "NULL::VARCHAR"
-    if args.get("per_run_file"):
-        globs.append(f"{_glob_escape(out)}/runs/*/{_glob_escape(args['per_run_file'])}")
-        prefix = f"{out}/runs/"
-        run_expr = (
-            f"case when starts_with(filename, {_sql_string(prefix)}) "
-            f"then split_part(filename[{len(prefix) + 1}:], '/', 1) end"
-        )
-    if args.get("legacy_file"):
-        globs.append(f"{_glob_escape(out)}/{_glob_escape(args['legacy_file'])}")
-    if args.get("document_dir"):
-        globs.append(f"{_glob_escape(out)}/{_glob_escape(args['document_dir'])}/*.json")
-        prefix = f"{out}/{args['document_dir']}/"
-        run_expr = (
-            f"case when starts_with(filename, {_sql_string(prefix)}) "
-            f"then filename[{len(prefix) + 1}:-6] end"
-        )
-    marker_path = f"{out}/{MARKER_FILE}"
+    files = input_files(out, args)
+    marker = [_stat(p, None) for p in [f"{out}/{MARKER_FILE}"] if os.path.lexists(p)]
     try:
         marker_runs = read_reevaluated_runs(out)
     except SkillwalkerError:
         marker_runs = []  # a broken marker forces nothing; changed files are read anyway
-    logged = (
-        f"select file, size, modified_at from {log} where source_table = {_sql_string(table)}"
-        if log
-        else "select NULL::VARCHAR as file, NULL::BIGINT as size, "
-        "NULL::TIMESTAMPTZ as modified_at where false"
-    )
     logged_dirs = (
         f"select distinct run_from_path from {log} "
-        f"where source_table = {_sql_string(table)} and run_from_path is not null "
-        if log and args.get("per_run_file")
-        else "select NULL::VARCHAR as run_from_path where false"
+        f"where source_table = {_sql_string(table)} and run_from_path is not null"
     )
     full = "true" if args.get("full") else "false"
     dir_rows = ""
     if args.get("per_run_file") and args.get("legacy_file"):
         dir_rows = f"""union all
-select NULL, NULL, NULL, run_from_path, run_from_path, 'dir', true
+select NULL, NULL, NULL, run_from_path, run_from_path, NULL, 'dir'
 from (select run_from_path from found where run_from_path is not null union {logged_dirs})"""
+    same = ("l.file = {t}.path and l.size is not distinct from {t}.size "
+            "and l.mtime_ns is not distinct from {t}.mtime_ns")
     return f"""
-with found as (
-    select filename as path, size, last_modified as modified_at, {run_expr} as run_from_path
-    from read_blob({_sql_list(globs)})
-),
-logged as ({logged}),
+with found as ({_values(files)}),
+logged as (select file, size, mtime_ns from {log} where source_table = {_sql_string(table)}),
 marker as (
-    select filename as path, size, last_modified as modified_at
-    from read_blob({_sql_list([_glob_escape(marker_path)])}) as m
-    where not exists (
-        select 1 from logged as l
-        where l.file = m.filename and l.size = m.size and l.modified_at = m.last_modified
-    )
+    select * from ({_values(marker)}) as m
+    where not exists (select 1 from logged as l where {same.format(t="m")})
 ),
 forced as (
     select unnest({_sql_list(replace)}) as run
     union all
     select unnest({_sql_list(marker_runs)}) where exists (select 1 from marker)
 )
-select f.path, f.size, epoch_ms(f.modified_at) as modified_ms,
+select f.path, f.size, f.mtime_ns,
        coalesce(f.run_from_path, {_sql_string(LEGACY_UNIT)}) as key,
-       f.run_from_path, 'rows' as kind, false as dir_run
+       f.run_from_path, f.regular, 'rows' as kind
 from found as f
 where {full}
-   or not exists (
-        select 1 from logged as l
-        where l.file = f.path and l.size = f.size and l.modified_at = f.modified_at)
+   or not exists (select 1 from logged as l where {same.format(t="f")})
    or f.run_from_path in (select run from forced)
    or (f.run_from_path is null and exists (select 1 from forced))
 union all
-select path, size, epoch_ms(modified_at), {_sql_string(LEGACY_UNIT)}, NULL, 'marker', false
-from marker
+select path, size, mtime_ns, {_sql_string(LEGACY_UNIT)}, NULL, regular, 'marker' from marker
 {dir_rows}
 order by kind, key, path
 """
@@ -312,6 +349,8 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
     except OSError as exc:
         rejects.append(_reject(path, None, "", f"cannot read: {exc}", unit))
         return
+    if data.startswith(_BOM):  # a leading byte order mark, as in a JSONL file's first line
+        data = data[len(_BOM):]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -320,12 +359,19 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
         return
     try:
         value = json.loads(text)
+    except RecursionError:
+        rejects.append(_reject(path, 1, text, "malformed JSON: nested too deeply to read", unit))
+        return
     except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         rejects.append(_reject(path, line, text, f"malformed JSON: {exc}", unit))
         return
     if not isinstance(value, dict):
         rejects.append(_reject(path, 1, text, "not a JSON object", unit))
+        return
+    if nested_too_deep(value, text):
+        reason = f"malformed JSON: nested deeper than {MAX_NESTING} levels"
+        rejects.append(_reject(path, 1, text, reason, unit))
         return
     _write_clean(clean, value, path, 1, text)
 

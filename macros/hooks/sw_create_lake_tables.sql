@@ -7,7 +7,7 @@
   and, on a new lake, the target size of its Parquet files.
 -#}
 create table if not exists {{ sw_lake_table('sw_import_log') }} (
-    build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT, modified_at TIMESTAMPTZ,
+    build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT, mtime_ns BIGINT, modified_at TIMESTAMP,
     key VARCHAR, run_from_path VARCHAR, kind VARCHAR, rows_staged BIGINT, lines_rejected BIGINT,
     runs VARCHAR[], imported_at TIMESTAMPTZ
 );

@@ -1,13 +1,12 @@
 {% macro sw_on_run_start() -%}
   {#-
-    For commands that write (build, run, seed): take the lake's build lock
-    (released when the process exits) and create the lake's bookkeeping
-    tables. For build, run, seed and test: decide the data tests' scope
+    For commands that write (build, run, seed): check var replace_run_ids and
+    create the lake's bookkeeping tables (the build lock was taken before dbt
+    connected: skillwalker_py.dbt_plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
     {%- do sw_call('sw_check_replace_run_ids', {'replace_run_ids': sw_replace_run_ids()}) -%}
-    {%- do sw_call('sw_lock', {'timeout': var('lock_timeout_seconds', none)}) -%}
     {%- do run_query(sw_create_lake_tables()) -%}
     {%- do sw_set_lake_options() -%}
   {%- endif -%}

@@ -1,12 +1,18 @@
 {% macro sw_from_json(expr, data_type) -%}
-  {#- Convert a raw JSON value to the declared type; NULL when the JSON type does not fit. -#}
+  {#- Convert a raw JSON value to the declared type; NULL when the JSON type does not fit.
+      DOUBLE: NaN, Infinity and numbers too large for a double (1e999) are not numbers
+      (NULL, so the line is rejected as a field of the wrong type).
+      TIMESTAMP: a string with a zone is converted to UTC; one without a zone is read as
+      UTC: the build's session time zone is UTC (profiles.yml, settings.TimeZone), so
+      the machine's TZ never shifts it. -#}
   {%- set t = (data_type or 'JSON') | upper -%}
   {%- if t == 'VARCHAR' -%}
     case when json_type({{ expr }}) = 'VARCHAR' then json_extract_string({{ expr }}, '$') end
   {%- elif t == 'BIGINT' -%}
     case when json_type({{ expr }}) in ('BIGINT', 'UBIGINT') then try_cast({{ expr }} as BIGINT) end
   {%- elif t == 'DOUBLE' -%}
-    case when json_type({{ expr }}) in ('BIGINT', 'UBIGINT', 'DOUBLE') then try_cast({{ expr }} as DOUBLE) end
+    case when json_type({{ expr }}) in ('BIGINT', 'UBIGINT', 'DOUBLE') and isfinite(try_cast({{ expr }} as DOUBLE))
+      then try_cast({{ expr }} as DOUBLE) end
   {%- elif t == 'BOOLEAN' -%}
     case when json_type({{ expr }}) = 'BOOLEAN' then try_cast({{ expr }} as BOOLEAN) end
   {%- elif t == 'TIMESTAMP' -%}

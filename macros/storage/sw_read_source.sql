@@ -2,15 +2,48 @@
 {#-
   Typed rows of one source's files, each with a reject reason or NULL.
 
-  src            the source node (graph.sources[...]); its columns' data_type and
-                 meta.required drive the checks, its meta.keep the row filter
+  src            the source node (graph.sources[...]); its columns' data_type,
+                 meta.required and meta.check drive the checks, its meta.keep the row filter
   files          list of {path, key, run_from_path} (the plan's read_files)
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
   per_run_units  run ids that have a run directory: their legacy lines are skipped
   Output columns: _sw_file, _sw_line, _sw_text, _sw_unit, _sw_reject, and the
   declared columns, typed.
+
+  The checks, in order (the first that fails is the line's reason):
+  1. the line is a JSON object with a known field (else malformed JSON);
+  2. test_run_id is present, a string and a run ID: YYYYMMDDTHHMMSS naming a real
+     date and time (skillwalker_py.runid.validate_run_id's rule and reasons); the
+     run named by the file's path (run folder, summary document name) is a run ID
+     and equals it;
+  3. the meta.keep columns (test-run's `type`), then every column: present values
+     have the declared type (sw_from_json: NaN and Infinity are not numbers);
+     required columns are present;
+  4. meta.check: the column's domain rule, a SQL predicate on the typed columns
+     (e.g. "duration_ms >= 0"), checked when the value is present; meta.rule, if
+     given, words it for the reason (default: the predicate itself);
+  5. (fast mode) a JSON field that may nest deeper than 500 levels flags its file
+     for the line-by-line read, which rejects a line nested that deeply.
 -#}
+{#- the reason a string that matches the run ID pattern is not a run ID (NULL when it is one);
+    @ID@ stands for the expression -#}
+{%- set run_id_problem -%}
+case
+  when not regexp_full_match(@ID@, '[0-9]{8}T[0-9]{6}') then 'expected YYYYMMDDTHHMMSS'
+  when starts_with(@ID@, '0000') then 'year 0000 is out of range 0001-9999'
+  when try_cast(@ID@[5:6] as INTEGER) not between 1 and 12 then 'month ' || @ID@[5:6] || ' is out of range 01-12'
+  when try_strptime(@ID@[1:8], '%Y%m%d') is null
+    then 'day ' || @ID@[7:8] || ' is out of range 01-'
+         || day(last_day(try_cast(@ID@[1:4] || '-' || @ID@[5:6] || '-01' as DATE)))
+         || ' for ' || @ID@[1:4] || '-' || @ID@[5:6]
+  when @ID@[10:11] > '23' then 'hour ' || @ID@[10:11] || ' is out of range 00-23'
+  when @ID@[12:13] > '59' then 'minute ' || @ID@[12:13] || ' is out of range 00-59'
+  when @ID@[14:15] > '59' then 'second ' || @ID@[14:15] || ' is out of range 00-59'
+end
+{%- endset -%}
+{#- cheap test of the same rule, for every line -#}
+{%- set run_id_ok = "(regexp_full_match(@ID@, '[0-9]{8}T[0-9]{6}') and try_strptime(@ID@, '%Y%m%dT%H%M%S') is not null and not starts_with(@ID@, '0000'))" -%}
 {%- set cols = src.columns.values() | list -%}
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set keep = src.meta.get('keep') -%}
@@ -68,8 +101,11 @@ _sw_core_checked as (
       when c._sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
       when not {{ sw_json_present('c."_raw_test_run_id"') }} then 'missing required field "test_run_id"'
       when c._sw_run_id is null then 'field "test_run_id" is not a string'
-      when not regexp_full_match(c._sw_run_id, '[0-9]{8}T[0-9]{6}')
-        then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (expected YYYYMMDDTHHMMSS)'
+      when not {{ run_id_ok | replace('@ID@', 'c._sw_run_id') }}
+        then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (' || ({{ run_id_problem | replace('@ID@', 'c._sw_run_id') }}) || ')'
+      when f._sw_dir_run is not null and not {{ run_id_ok | replace('@ID@', 'f._sw_dir_run') }}
+        then 'the file''s path names run ' || left(f._sw_dir_run, 40) || ', which is not a run ID ('
+             || ({{ run_id_problem | replace('@ID@', 'f._sw_dir_run') }}) || ')'
       when f._sw_dir_run is not null and c._sw_run_id <> f._sw_dir_run
         then 'test_run_id ' || c._sw_run_id || ' does not match the file''s run ' || f._sw_dir_run
       {%- for k in keep_columns %}
@@ -86,7 +122,7 @@ _sw_core_checked as (
     where _sw_unparsed
        or not {{ sw_json_present('"_raw_test_run_id"') }}
        or _sw_run_id is null
-       or not regexp_full_match(_sw_run_id, '[0-9]{8}T[0-9]{6}')
+       or not {{ run_id_ok | replace('@ID@', '_sw_run_id') }}
        {%- for k in keep_columns %}
        or not {{ sw_json_present('"_raw_' ~ k ~ '"') }}
        or "{{ k }}" is null
@@ -115,6 +151,21 @@ _sw_checked as (
       {%- for c in cols if c.name != 'test_run_id' and (c.meta or {}).get('required') %}
       when not {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} then 'missing required field "{{ c.name }}"'
       {%- endfor %}
+      {%- for c in cols if (c.meta or {}).get('check') %}
+      when "{{ c.name }}" is not null and not coalesce(({{ c.meta['check'] }}), false)
+        then 'field "{{ c.name }}" breaks its rule: ' || {{ sw_sql_string(c.meta.get('rule') or c.meta['check']) }}
+             || ' (value ' || left("_raw_{{ c.name }}"::VARCHAR, 40) || ')'
+      {%- endfor %}
+      {%- if mode == 'fast' %}
+      {#- a JSON field with more than 500 brackets may nest deeper than the 500 levels a line
+          may have (skillwalker_py.jsonl.MAX_NESTING): its file is read again line by line,
+          where sanitize measures the depth (this reason never reaches rejected_lines) -#}
+      {%- for c in cols if (c.data_type or 'JSON') | upper == 'JSON' %}
+      when "{{ c.name }}" is not null
+        and length("{{ c.name }}"::VARCHAR) - length(replace(replace("{{ c.name }}"::VARCHAR, '[', ''), '{', '')) > 500
+        then 'field "{{ c.name }}" may be nested too deeply: read again line by line'
+      {%- endfor %}
+      {%- endif %}
     end as _sw_reject
   from _sw_typed
 )

@@ -20,7 +20,8 @@ from memory.main._sw_rejects_{{ table }};
 
 insert into {{ sw_lake_table('sw_import_log') }} by name
 select {{ sw_sql_string(invocation_id) }} as build_id, {{ sw_sql_string(table) }} as source_table,
-       path as file, size, modified_at, key, run_from_path, kind, rows_staged, lines_rejected, runs,
+       path as file, size, mtime_ns, make_timestamp(mtime_ns // 1000) as modified_at, key,
+       run_from_path, kind, rows_staged, lines_rejected, runs,
        now() as imported_at
 from memory.main._sw_files_{{ table }}
 {%- endmacro %}

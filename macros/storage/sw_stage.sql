@@ -11,6 +11,7 @@
   1. plan: skillwalker_py.ingest.plan_sql lists the files whose (path, size,
      modification time) is not yet in the lake's import log (every file when
      the table does not exist yet or on a rebuild, var rebuild_storage);
+     a directory, dangling link or loop in a file's place becomes a rejected line;
   2. read: read_json over those files, every field as raw JSON, checked
      against the declared column types (sw_read_source);
   3. a file with a doubtful line, or in which a row key repeats (the later
@@ -38,7 +39,7 @@
   {%- else -%}
     {%- do logged.append(row) -%}
     {%- if row['kind'] == 'rows' -%}
-      {%- do files.append({'path': row['path'], 'key': row['key'], 'run_from_path': row['run_from_path']}) -%}
+      {%- do files.append({'path': row['path'], 'key': row['key'], 'run_from_path': row['run_from_path'], 'regular': row['regular']}) -%}
     {%- endif -%}
   {%- endif -%}
 {%- endfor -%}
@@ -46,11 +47,12 @@
 
 {%- call statement('sw_read_fast', auto_begin=false) -%}
   create or replace table {{ stage }} as
-  {{ sw_read_source(src, [] if is_document else files, 'fast', dir_runs) }}
+  {{ sw_read_source(src, [] if is_document else (files | selectattr('regular') | list), 'fast', dir_runs) }}
 {%- endcall -%}
 
 {#- read again line by line: files with a rejected line, files in which a row key
-    repeats, and every summary document (DuckDB cannot skip a broken document) -#}
+    repeats, every summary document (DuckDB cannot skip a broken document), and
+    what is not a regular file (reported as a rejected line) -#}
 {%- set row_key = model.config.get('row_key') or [] -%}
 {%- set flagged_sql -%}
   select _sw_file from {{ stage }} where _sw_reject is not null
@@ -59,9 +61,10 @@
   select _sw_file from {{ stage }} where _sw_reject is null
   group by _sw_file, {{ row_key | join(', ') }} having count(*) > 1
   {%- endif %}
-  {%- if is_document and files %}
+  {%- set always_slow = files if is_document else (files | rejectattr('regular') | list) %}
+  {%- if always_slow %}
   union
-  select unnest({{ sw_sql_list(files | map(attribute='path') | list) }})
+  select unnest({{ sw_sql_list(always_slow | map(attribute='path') | list) }})
   {%- endif %}
   order by 1
 {%- endset -%}
@@ -97,19 +100,19 @@
   {%- endif %};
 
   create or replace table memory.main._sw_files_{{ table }} as
-  select f.path, f.size, f.modified_at, f.key, f.run_from_path, f.kind,
+  select f.path, f.size, f.mtime_ns, f.key, f.run_from_path, f.kind,
          coalesce(b.rows, 0) as rows_staged, coalesce(r.rejected, 0) as lines_rejected,
          coalesce(b.runs, []::VARCHAR[]) as runs
   from (
     {%- if logged %}
-    values {% for f in logged %}({{ sw_sql_string(f['path']) }}, {{ f['size'] }}::BIGINT,
-      to_timestamp({{ f['modified_ms'] }} / 1000), {{ sw_sql_string(f['key']) }},
+    values {% for f in logged %}({{ sw_sql_string(f['path']) }}, {{ f['size'] if f['size'] is not none else 'NULL' }}::BIGINT,
+      {{ f['mtime_ns'] if f['mtime_ns'] is not none else 'NULL' }}::BIGINT, {{ sw_sql_string(f['key']) }},
       {{ sw_sql_string(f['run_from_path']) if f['run_from_path'] else 'NULL::VARCHAR' }},
       {{ sw_sql_string(f['kind']) }}){{ ',' if not loop.last }}{% endfor %}
     {%- else %}
-    select NULL::VARCHAR, NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR where false
+    select NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR where false
     {%- endif %}
-  ) as f(path, size, modified_at, key, run_from_path, kind)
+  ) as f(path, size, mtime_ns, key, run_from_path, kind)
   left join (
     select _sw_file, count(*) as rows, list(distinct test_run_id order by test_run_id) as runs
     from memory.main._sw_batch_{{ table }} group by _sw_file

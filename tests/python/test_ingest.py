@@ -30,7 +30,7 @@ def _write(path: Path, text: str) -> Path:
 
 LOG_DDL = """
 create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT,
-    modified_at TIMESTAMPTZ, key VARCHAR, run_from_path VARCHAR, kind VARCHAR,
+    mtime_ns BIGINT, modified_at TIMESTAMP, key VARCHAR, run_from_path VARCHAR, kind VARCHAR,
     rows_staged BIGINT, lines_rejected BIGINT, runs VARCHAR[], imported_at TIMESTAMPTZ)
 """
 
@@ -47,7 +47,7 @@ def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
                            "legacy_file": "test-run.jsonl", "output_dir": str(out), "log": "log"})
     con.execute(
-        f"insert into log select 'b', 'test_run', path, size, to_timestamp(modified_ms / 1000), "
+        f"insert into log select 'b', 'test_run', path, size, mtime_ns, NULL, "
         f"key, run_from_path, kind, 0, 0, [], now() from ({sql}) where kind <> 'dir'"
     )
 
@@ -79,12 +79,14 @@ def test_plan_reads_new_files_then_only_what_changed(
     with open(a, "a", encoding="utf-8") as fh:
         fh.write("{}\n")
     assert [p for p in _plan(con, out) if p[0] != "dir"] == [("rows", RUN_A, str(a))]
-    # the same size and modification time as logged: not read, whatever the content
+    # the same size and modification time (to the nanosecond) as logged: not read
     _log_everything(con, out)
     st = os.stat(a)
     a.write_text("[]\n{}\n", encoding="utf-8")
     os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == [("rows", RUN_A, str(a))]
 
 
 def test_plan_keeps_the_run_folders_of_pruned_runs(
@@ -124,13 +126,33 @@ def test_plan_replace_run_ids_and_the_marker(
 
 
 def test_plan_documents_name_their_run(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    out = tmp_path / "o*ut"  # glob characters in the folder are taken literally
+    out = tmp_path / "o*u't"  # glob and quote characters in the folder are taken literally
     doc = _write(out / "scil-summary" / f"{RUN_C}.json", "{}")
-    _write(tmp_path / "oXut" / "scil-summary" / f"{RUN_A}.json", "{}")
+    _write(out / "scil-summary" / "notes.txt", "stray")
+    _write(tmp_path / "oXu't" / "scil-summary" / f"{RUN_A}.json", "{}")
     sql = ingest.plan_sql({"table": "scil_summary", "document_dir": "scil-summary",
                            "output_dir": str(out), "log": "log", "full": True})
-    rows = con.execute(f"select kind, key, run_from_path, path from ({sql})").fetchall()
-    assert rows == [("rows", RUN_C, RUN_C, str(doc))]
+    rows = con.execute(f"select kind, key, run_from_path, path, regular from ({sql})").fetchall()
+    assert rows == [("rows", RUN_C, RUN_C, str(doc), True)]
+
+
+def test_plan_reports_what_is_not_a_regular_file_once(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    (out / "runs" / RUN_A / "test-run.jsonl").mkdir(parents=True)  # a directory
+    (out / "runs" / RUN_B).mkdir(parents=True)
+    (out / "runs" / RUN_B / "test-run.jsonl").symlink_to(tmp_path / "nowhere")  # dangling
+    _write(out / "runs" / "README.txt", "not a run")
+    sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
+                           "output_dir": str(out), "log": "log"})
+    plan = con.execute(
+        f"select key, size is null, regular from ({sql}) where kind = 'rows' order by key"
+    ).fetchall()
+    # the directory has a size, the dangling link none; neither is a regular file
+    assert plan == [(RUN_A, False, False), (RUN_B, True, False)]
+    _log_everything(con, out)
+    assert [p for p in _plan(con, out) if p[0] != "dir"] == []  # reported once, not every build
 
 
 # --------------------------------------------------------------------------- sanitize
@@ -170,6 +192,34 @@ def test_sanitize_document_reports_the_json_error_line(tmp_path: Path) -> None:
     (reject,) = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
     assert reject["line"] == 4
     assert reject["reason"].startswith("malformed JSON")
+
+
+def test_sanitize_document_skips_a_bom_and_rejects_deep_nesting(tmp_path: Path) -> None:
+    """A summary document read like a JSONL line: a leading BOM is skipped, a lone surrogate
+    escape becomes U+FFFD, and nesting deeper than the limit (also beyond what Python's json
+    can parse) is a rejected document, not an exception."""
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b'\xef\xbb\xbf{\n  "a": "x\\ud83d"\n}\n')
+    deep = _write(tmp_path / "deep.json", '{"a": ' + "[" * 5000 + "]" * 5000 + "}")
+    over = _write(tmp_path / "over.json", '{"a": ' + "[" * 600 + "]" * 600 + "}")
+    files = [{"path": str(p), "key": RUN_A} for p in (bom, deep, over)]
+    out = ingest.sanitize({"files": files, "out_dir": str(tmp_path / "s"), "kind": "document"})
+    clean = [json.loads(x) for x in Path(out["clean"]).read_text("utf-8").splitlines()]
+    assert [(c["a"], c["_sw_file"]) for c in clean] == [("x\ufffd", str(bom))]
+    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
+    assert [(r["file"], r["line"]) for r in rejects] == [(str(deep), 1), (str(over), 1)]
+    assert all(r["reason"].startswith("malformed JSON: nested") for r in rejects)
+
+
+def test_sanitize_keeps_nan_for_the_typed_checks(tmp_path: Path) -> None:
+    """NaN and Infinity parse here (Python's json writes them); the SQL type check then
+    rejects them in a number field (sw_from_json), so the clean line keeps them."""
+    src = _write(tmp_path / "in.jsonl", '{"a": NaN, "b": -Infinity, "c": 1e999}\n')
+    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}],
+                           "out_dir": str(tmp_path / "s")})
+    text = Path(out["clean"]).read_text("utf-8")
+    assert '"a":NaN' in text and '"b":-Infinity' in text and '"c":Infinity' in text
+    assert out["rejected"] == 0
 
 
 # --------------------------------------------------------------------------- lock
