@@ -418,11 +418,11 @@ def test_flaky_window_looks_at_the_last_five_results(built: DbtProject) -> None:
 
 
 def test_query_flaky_tests(built: DbtProject) -> None:
-    flaky = analytics.query_flaky_tests(built.data_dir)
+    flaky = analytics.query_flaky_tests(built.lake_dir)
     assert [(r["eval"], r["test_name"]) for r in flaky] == [("history", "flipper")]
-    current = analytics.query_test_history(built.data_dir, eval="history", current_only=True)
+    current = analytics.query_test_history(built.lake_dir, eval="history", current_only=True)
     assert len(current) == 6  # one row per test
-    assert len(analytics.query_test_history(built.data_dir, eval="history")) == 7
+    assert len(analytics.query_test_history(built.lake_dir, eval="history")) == 7
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -499,15 +499,15 @@ def test_changed_config_and_unknown_outcomes_in_comparison(built: DbtProject) ->
 
 
 def test_any_two_runs_agree_with_the_view(built: DbtProject) -> None:
-    adhoc = analytics.query_run_comparison(built.data_dir, R1, R2)
-    view = analytics.query_previous_run_comparison(built.data_dir, R2)
+    adhoc = analytics.query_run_comparison(built.lake_dir, R1, R2)
+    view = analytics.query_previous_run_comparison(built.lake_dir, R2)
     assert view["base_run_id"] == R1
     assert sorted(adhoc["tests"], key=str) == sorted(view["tests"], key=str)
     assert sorted(adhoc["summary"], key=str) == sorted(view["summary"], key=str)
 
 
 def test_compare_two_runs_far_apart(built: DbtProject) -> None:
-    result = analytics.query_run_comparison(built.data_dir, R1, R3)
+    result = analytics.query_run_comparison(built.lake_dir, R1, R3)
     by_name = {(r["eval"], r["test_name"]): r for r in result["tests"]}
     assert by_name[("history", "flipper")]["change"] == "unchanged"  # pass ... pass
     assert by_name[("history", "regress once")]["change"] == "regressed"
@@ -520,12 +520,12 @@ def test_compare_two_runs_far_apart(built: DbtProject) -> None:
 
 def test_run_comparison_errors(built: DbtProject) -> None:
     with pytest.raises(NotFoundError, match="Test run not found: 20250101T000000"):
-        analytics.query_run_comparison(built.data_dir, "20250101T000000", R2)
+        analytics.query_run_comparison(built.lake_dir, "20250101T000000", R2)
     with pytest.raises(InvalidRunIdError):
-        analytics.query_run_comparison(built.data_dir, R1, "latest")
+        analytics.query_run_comparison(built.lake_dir, R1, "latest")
     with pytest.raises(NotFoundError):
-        analytics.query_previous_run_comparison(built.data_dir, R8)  # a loop run, no tests
-    first = analytics.query_previous_run_comparison(built.data_dir, R1)
+        analytics.query_previous_run_comparison(built.lake_dir, R8)  # a loop run, no tests
+    first = analytics.query_previous_run_comparison(built.lake_dir, R1)
     assert (first["summary"], first["tests"], first["base_run_id"]) == ([], [], None)
 
 
@@ -560,15 +560,15 @@ def test_trigger_metrics_undefined_ratios_are_null(built: DbtProject) -> None:
     # two correct negatives, the result-contains expectation is not a trigger check
     assert (m["cases"], m["true_negatives"], m["entity_type"]) == (2, 2, "agent")
     assert (m["precision"], m["recall"], m["f1"], m["accuracy"]) == (None, None, None, 1.0)
-    assert analytics.query_trigger_metrics(built.data_dir, R2) == []
+    assert analytics.query_trigger_metrics(built.lake_dir, R2) == []
     with pytest.raises(NotFoundError):
-        analytics.query_trigger_metrics(built.data_dir, "20300101T000000")
+        analytics.query_trigger_metrics(built.lake_dir, "20300101T000000")
 
 
 def test_loop_trigger_metrics(built: DbtProject) -> None:
     found = {
         (r["iteration"], r["set_name"]): r
-        for r in analytics.query_loop_trigger_metrics(built.data_dir, R8, loop_type="scil")
+        for r in analytics.query_loop_trigger_metrics(built.lake_dir, R8, loop_type="scil")
     }
     assert len(found) == 10  # 5 iterations x (train, test)
     train1, test1 = found[(1, "train")], found[(1, "test")]
@@ -601,7 +601,7 @@ def test_loop_trigger_metrics(built: DbtProject) -> None:
 
 
 def test_overfitting_loop_health(built: DbtProject) -> None:
-    its = analytics.query_loop_iterations(built.data_dir, R8, "scil")
+    its = analytics.query_loop_iterations(built.lake_dir, R8, "scil")
     assert [r["iteration"] for r in its] == [1, 2, 3, 4, 5]
     assert [r["train_accuracy"] for r in its] == [0.5, 0.75, 1.0, 1.0, 0.75]
     assert [r["test_accuracy"] for r in its] == [0.5, 1.0, 0.5, 0.5, 1.0]
@@ -615,7 +615,7 @@ def test_overfitting_loop_health(built: DbtProject) -> None:
     assert [r["is_recorded_best"] for r in its] == [False, True, False, False, False]
     assert [r["phase"] for r in its] == ["explore", "explore", "converge", "converge", "converge"]
 
-    (loop,) = analytics.query_loop_health(built.data_dir, "scil")
+    (loop,) = analytics.query_loop_health(built.lake_dir, "scil")
     assert (loop["best_iteration_by_test"], loop["best_iteration_by_train"]) == (2, 3)
     assert (loop["best_test_accuracy"], loop["train_accuracy_at_best_test"]) == (1.0, 0.75)
     assert (loop["best_train_accuracy"], loop["test_accuracy_at_best_train"]) == (1.0, 0.5)
@@ -626,7 +626,7 @@ def test_overfitting_loop_health(built: DbtProject) -> None:
 
 
 def test_loop_without_summary_and_test_tie(built: DbtProject) -> None:
-    its = analytics.query_loop_iterations(built.data_dir, R9, "acil")
+    its = analytics.query_loop_iterations(built.lake_dir, R9, "acil")
     # test 0.5, 1.0, 1.0, 0.5: 2 and 3 tie -> higher train accuracy (3: 1.0 > 2: 0.5)
     assert [r["is_best_by_test"] for r in its] == [False, False, True, False]
     # train 0.5, 0.5, 1.0, 1.0: 3 and 4 tie -> earliest, 3
@@ -634,11 +634,11 @@ def test_loop_without_summary_and_test_tie(built: DbtProject) -> None:
     # no summary: iteration 1 has nothing to compare with, nothing was recorded as best
     assert [r["description_changed"] for r in its] == [None, True, True, False]
     assert {r["is_recorded_best"] for r in its} == {None}
-    (loop,) = analytics.query_loop_health(built.data_dir, "acil")
+    (loop,) = analytics.query_loop_health(built.lake_dir, "acil")
     assert (loop["best_iteration_by_test"], loop["best_iteration_by_train"]) == (3, 3)
     assert (loop["best_iterations_differ"], loop["status"]) == (False, None)
     with pytest.raises(NotFoundError, match="ACIL run not found"):
-        analytics.query_loop_iterations(built.data_dir, R8, "acil")
+        analytics.query_loop_iterations(built.lake_dir, R8, "acil")
 
 
 def test_docs_show_how_to_compare_two_runs_from_sql(built: DbtProject) -> None:

@@ -113,7 +113,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> DbtProject:
 
 
 def test_query_per_test_rows(built: DbtProject) -> None:
-    rows = queries.query_per_test(built.data_dir)
+    rows = queries.query_per_test(built.lake_dir)
     assert_snake_case(rows)
     # the seed's PerTestRow fields and the brief's per_test columns
     for row in rows:
@@ -140,7 +140,7 @@ def test_query_per_test_rows(built: DbtProject) -> None:
 
 
 def test_query_test_run_summaries_rows(built: DbtProject) -> None:
-    rows = queries.query_test_run_summaries(built.data_dir)
+    rows = queries.query_test_run_summaries(built.lake_dir)
     assert_snake_case(rows)
     picked = [
         (r["test_run_id"], r["eval"], r["total_tests"], r["passed"], r["failed"],
@@ -154,7 +154,7 @@ def test_query_test_run_summaries_rows(built: DbtProject) -> None:
 
 
 def test_query_test_run_details(built: DbtProject) -> None:
-    details = queries.query_test_run_details(built.data_dir, RUN_A)
+    details = queries.query_test_run_details(built.lake_dir, RUN_A)
     assert set(details) == {"summary", "expectations", "llm_judge_groups", "output_files"}
     for part in ("summary", "expectations", "output_files"):
         assert_snake_case(details[part])
@@ -190,13 +190,13 @@ def test_query_test_run_details(built: DbtProject) -> None:
 
 
 def test_query_scil_history_and_run_details(built: DbtProject) -> None:
-    history = queries.query_scil_history(built.data_dir)
+    history = queries.query_scil_history(built.lake_dir)
     assert_snake_case(history)
     assert [(h["test_run_id"], h["skill_file"], h["iterations"], h["best_train_accuracy"],
              h["best_test_accuracy"]) for h in history] == [
         (SCIL_RUN, "skills/greet/SKILL.md", 3, 1.0, 1.0)
     ]  # fmt: skip
-    details = queries.query_scil_run_details(built.data_dir, SCIL_RUN)
+    details = queries.query_scil_run_details(built.lake_dir, SCIL_RUN)
     summary = details["summary"]
     assert_snake_case([summary, *details["iterations"]])
     assert {k: summary[k] for k in ("test_run_id", "eval", "skill_file", "original_description",
@@ -223,14 +223,14 @@ def test_query_scil_history_and_run_details(built: DbtProject) -> None:
 
 
 def test_query_acil_history_and_run_details(built: DbtProject) -> None:
-    history = queries.query_acil_history(built.data_dir)
+    history = queries.query_acil_history(built.lake_dir)
     assert_snake_case(history)
     assert sorted((h["test_run_id"], h["agent_file"], h["iterations"], h["best_train_accuracy"])
                   for h in history) == [
         (ACIL_RUN, "agents/explorer.md", 2, 1.0),
         (ACIL_RUN, "agents/planner.md", 1, 0.0),
     ]  # fmt: skip
-    details = queries.query_acil_run_details(built.data_dir, ACIL_RUN)
+    details = queries.query_acil_run_details(built.lake_dir, ACIL_RUN)
     assert details["summary"]["agent_file"] == "agents/explorer.md"
     assert details["summary"]["holdout"] == 0.0
     explorer = [i for i in details["iterations"] if i.get("agent_file", "agents/explorer.md")
@@ -239,7 +239,7 @@ def test_query_acil_history_and_run_details(built: DbtProject) -> None:
         (1, "Explores code."),
         (2, "Use for multi-file code searches only."),
     ]
-    failed = queries.query_acil_run_details(built.data_dir, ACIL_FAILED_RUN)
+    failed = queries.query_acil_run_details(built.lake_dir, ACIL_FAILED_RUN)
     assert failed["iterations"] == []
     assert (failed["summary"]["status"], failed["summary"]["max_iterations"]) == ("failed", 5)
 
@@ -260,7 +260,7 @@ def test_unknown_run_after_a_build_raises_not_found(
 ) -> None:
     fn, message = DETAIL_QUERIES[name]
     with pytest.raises(NotFoundError) as info:
-        fn(built.data_dir, run_id)
+        fn(built.lake_dir, run_id)
     assert str(info.value) == message.format(run_id)
 
 
@@ -268,8 +268,8 @@ def test_unknown_run_after_a_build_raises_not_found(
 def test_invalid_run_id_after_a_build(built: DbtProject, name: str) -> None:
     fn, _ = DETAIL_QUERIES[name]
     with pytest.raises(InvalidRunIdError):
-        fn(built.data_dir, "20260301T090000; drop view per_test")
-    assert len(queries.query_per_test(built.data_dir)) == 6
+        fn(built.lake_dir, "20260301T090000; drop view per_test")
+    assert len(queries.query_per_test(built.lake_dir)) == 6
 
 
 # =========================================================================== missing files
@@ -297,7 +297,7 @@ def partial(tmp_path_factory: pytest.TempPathFactory) -> DbtProject:
 
 
 def test_missing_results_give_null_outcomes(partial: DbtProject) -> None:
-    rows = queries.query_per_test(partial.data_dir)
+    rows = queries.query_per_test(partial.lake_dir)
     assert [(r["test_run_id"], r["test_name"], r["all_expectations_passed"]) for r in rows] == [
         (RUN_A, "answers directly", None),
         (RUN_A, "delegates search", None),
@@ -306,7 +306,7 @@ def test_missing_results_give_null_outcomes(partial: DbtProject) -> None:
         (RUN_A, "is polite", None),
         (RUN_A, "says hello", None),
     ]
-    summaries = queries.query_test_run_summaries(partial.data_dir)
+    summaries = queries.query_test_run_summaries(partial.lake_dir)
     assert [(s["eval"], s["total_tests"], s["passed"], s["failed"]) for s in summaries] == [
         ("explore", 2, 0, 0),
         ("greet", 4, 0, 0),
@@ -314,7 +314,7 @@ def test_missing_results_give_null_outcomes(partial: DbtProject) -> None:
 
 
 def test_missing_results_give_empty_detail_parts(partial: DbtProject) -> None:
-    details = queries.query_test_run_details(partial.data_dir, RUN_A)
+    details = queries.query_test_run_details(partial.lake_dir, RUN_A)
     assert len(details["summary"]) == 6
     assert details["expectations"] == []
     assert details["llm_judge_groups"] == []
@@ -323,20 +323,20 @@ def test_missing_results_give_empty_detail_parts(partial: DbtProject) -> None:
 
 def test_config_without_executions_is_not_a_test_run(partial: DbtProject) -> None:
     with pytest.raises(NotFoundError, match=f"^Test run not found: {CONFIG_ONLY_RUN}$"):
-        queries.query_test_run_details(partial.data_dir, CONFIG_ONLY_RUN)
+        queries.query_test_run_details(partial.lake_dir, CONFIG_ONLY_RUN)
     assert CONFIG_ONLY_RUN not in {
-        r["test_run_id"] for r in queries.query_per_test(partial.data_dir)
+        r["test_run_id"] for r in queries.query_per_test(partial.lake_dir)
     }
 
 
 def test_missing_iterations_give_empty_lists(partial: DbtProject) -> None:
-    assert queries.query_scil_history(partial.data_dir) == []
-    assert queries.query_acil_history(partial.data_dir) == []
-    details = queries.query_scil_run_details(partial.data_dir, SCIL_RUN)
+    assert queries.query_scil_history(partial.lake_dir) == []
+    assert queries.query_acil_history(partial.lake_dir) == []
+    details = queries.query_scil_run_details(partial.lake_dir, SCIL_RUN)
     assert details["iterations"] == []
     assert details["summary"]["best_description"] == "Greets people by name, in any language."
 
 
 def test_missing_summary_raises_not_found(partial: DbtProject) -> None:
     with pytest.raises(NotFoundError, match=f"^ACIL run not found: {ACIL_RUN}$"):
-        queries.query_acil_run_details(partial.data_dir, ACIL_RUN)
+        queries.query_acil_run_details(partial.lake_dir, ACIL_RUN)
