@@ -1,0 +1,859 @@
+"""No input line can fail a build or poison a view: every line is imported or rejected.
+
+A failing data test must mean a bug in the project, never a consequence of
+input. One project holds a sample history plus, per case, a run whose files
+carry the bad input of that case (lone surrogates, deep nesting, NaN and
+Infinity, impossible run IDs, impossible values, byte order marks, time
+stamps without a zone); it is built twice with ``TZ=America/New_York`` in
+the build's environment (the second build after a torn line was appended to
+a file that starts with a BOM). Each case test checks that both builds
+exit 0, that the sample's runs are all visible, that each bad line is in
+``rejected_lines`` with its reason (or imported by the written rule), and
+that every view of ``models/marts`` and ``models/intermediate`` reads and
+the query functions work.
+
+The property test writes JSONL files mixing valid records with random
+corruptions, builds once per example and checks every file against an
+independent classification (``_oracle.classify`` plus the rules added here).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from skillwalker_py import queries
+from skillwalker_py.errors import InvalidRunIdError
+from skillwalker_py.runid import validate_run_id
+from skillwalker_py.sample import SampleSummary, generate_sample
+
+from ._harness import Project, failure_summary
+from ._oracle import CONTRACT, classify
+
+REPO = Path(__file__).resolve().parents[2]
+VIEWS = sorted(p.stem for folder in ("marts", "intermediate")
+               for p in (REPO / "models" / folder).glob("*.sql"))
+BOM = b"\xef\xbb\xbf"
+TZ_ENV = {"TZ": "America/New_York"}
+
+SURROGATE_RUN = "20260401T000000"
+DEEP_RUN = "20260402T000000"
+NAN_RUN = "20260403T000000"
+DATE_RUN = "20260404T000000"
+RANGE_RUN = "20260405T000000"
+RANGE_DOC_RUN = "20260405T000100"
+BOM_RUN = "20260406T000000"
+TZ_RUN = "20260407T000000"
+LEGACY_RUN = "20260408T000000"
+
+
+# --------------------------------------------------------------------------- records
+
+
+def result_event(run: str, case: str, **extra: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200,
+        "duration_api_ms": 900, "num_turns": 2, "result": "done", "session_id": "s-1",
+        "total_cost_usd": 0.01, "usage": {"input_tokens": 10, "output_tokens": 20},
+        "test_run_id": run, "test_case": f"demo-{case}", "eval": "demo", "test_name": case,
+    }
+    event.update(extra)
+    return event
+
+
+def config_line(run: str, case: str, **extra: Any) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "test_run_id": run, "test_case": f"demo-{case}", "eval": "demo", "test_name": case,
+        "type": "skill-call", "prompt_file": "p.md", "prompt": "hi", "model": "sonnet",
+        "expect": [{"type": "result-contains", "value": "done"}],
+    }
+    line.update(extra)
+    return line
+
+
+def result_row(run: str, case: str, index: int, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "test_run_id": run, "test_case": f"demo-{case}", "eval": "demo", "test_name": case,
+        "expect_index": index, "expect_type": "result-contains", "expect_value": "done",
+        "passed": True, "actual": "done", "evaluated_at": "2026-04-01T00:00:05Z",
+    }
+    row.update(extra)
+    return row
+
+
+def judge_row(run: str, case: str, index: int, **extra: Any) -> dict[str, Any]:
+    judge: dict[str, Any] = {
+        "expect_type": "llm-judge", "expect_value": None, "actual": None,
+        "rubric_file": "rubrics/r.md", "model": "haiku", "threshold": 0.7, "score": 0.8,
+        "criteria": [{"criterion": "c", "score": 0.8, "passed": True, "reasoning": "ok"}],
+    }
+    return result_row(run, case, index, **{**judge, **extra})
+
+
+def file_row(run: str, case: str, path: str, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"test_run_id": run, "test_case": f"demo-{case}", "eval": "demo",
+                           "test_name": case, "file_path": path, "file_content": "x = 1\n"}
+    row.update(extra)
+    return row
+
+
+def iteration(run: str, number: int, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "test_run_id": run, "eval": "demo", "skill_file": "skills/demo/SKILL.md",
+        "iteration": number, "phase": "explore", "description": f"try {number}",
+        "train_accuracy": 0.5, "test_accuracy": 0.5,
+        "train_results": [{"test_name": "a", "prompt": "p", "expected": True, "actual": True,
+                           "passed": True}],
+        "test_results": [],
+    }
+    row.update(extra)
+    return row
+
+
+def summary(run: str, **extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "test_run_id": run, "eval": "demo", "skill_file": "skills/demo/SKILL.md",
+        "original_description": "before", "best_iteration": 1, "best_description": "try 1",
+        "best_train_accuracy": 0.5, "best_test_accuracy": 0.5, "max_iterations": 3,
+        "holdout": 0.4, "model": "sonnet", "status": "completed",
+        "started_at": "2026-04-01T00:00:00Z", "finished_at": "2026-04-01T00:10:00Z",
+    }
+    doc.update(extra)
+    return doc
+
+
+def line(value: dict[str, Any]) -> bytes:
+    """One JSONL line as Python's json writes it: lone surrogates escaped, NaN as ``NaN``."""
+    return json.dumps(value).encode("ascii")
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+# --------------------------------------------------------------------------- input
+
+
+@dataclass
+class Input:
+    """Files written under an output folder, with the physical line of every bad line."""
+
+    output: Path
+    bad: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(file, line) -> a fragment the reason must contain."""
+
+    def write(self, rel: str, lines: list[tuple[str | None, bytes]], *, bom: bool = False,
+              torn: bytes | None = None) -> Path:
+        """Write ``(reason fragment or None for a good line, raw line)`` pairs, each ending with
+        a newline; ``bom`` puts a UTF-8 BOM first; ``torn`` ends the file with a line without
+        its newline (a writer killed mid-line)."""
+        path = self.output / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = b"".join(raw + b"\n" for _reason, raw in lines)
+        path.write_bytes((BOM if bom else b"") + body + (torn or b""))
+        for number, (reason, _raw) in enumerate(lines, start=1):
+            if reason is not None:
+                self.bad[(str(path), number)] = reason
+        if torn is not None:
+            self.bad[(str(path), len(lines) + 1)] = "malformed JSON"
+        return path
+
+    def document(self, folder: str, name: str, value: dict[str, Any] | bytes,
+                 reason: str | None = None) -> Path:
+        path = self.output / folder / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        raw = value if isinstance(value, bytes) else json.dumps(value, indent=2).encode("ascii")
+        path.write_bytes(raw)
+        if reason is not None:
+            self.bad[(str(path), 1)] = reason
+        return path
+
+
+def run_id_reason(value: str) -> str:
+    """The reason skillwalker_py.runid gives for an impossible run ID."""
+    with pytest.raises(InvalidRunIdError) as info:
+        validate_run_id(value)
+    return info.value.reason
+
+
+def surrogate_input(inp: Input) -> None:
+    run = SURROGATE_RUN
+    folder = f"runs/{run}"
+    inp.write(f"{folder}/test-config.jsonl", [
+        (None, line(config_line(run, "s-a", prompt="caf\ud83d")))])
+    inp.write(f"{folder}/test-run.jsonl", [
+        (None, line({"type": "assistant", "test_run_id": run, "test_case": "demo-s-a",
+                     "eval": "demo", "test_name": "s-a", "text": "half \udc00 an emoji"})),
+        (None, line(result_event(run, "s-a", result="a\ud83d b"))),
+        (None, line(result_event(run, "s-b", **{"key \ud83d": 1}))),
+    ])
+    inp.write(f"{folder}/test-results.jsonl", [
+        (None, line(result_row(run, "s-a", 0, actual="x\ud83d")))])
+    inp.write(f"{folder}/output-files.jsonl", [
+        (None, line(file_row(run, "s-a", "f.txt", file_content="\ud83d start")))])
+    inp.write(f"{folder}/scil-iteration.jsonl", [
+        (None, line(iteration(run, 1, description="d\ud83d")))])
+    inp.document("scil-summary", run, summary(run, original_description="o\ud83d"))
+
+
+def deep_input(inp: Input) -> None:
+    run = DEEP_RUN
+    folder = f"runs/{run}"
+    deep_line = line(result_event(run, "d-deep")).replace(
+        b'"type"', b'"x": ' + nested(5000).encode() + b', "type"', 1)
+    inp.write(f"{folder}/test-run.jsonl", [
+        (None, line(result_event(run, "d-ok"))),
+        ("nested", deep_line),
+        (None, line(result_event(run, "d-ok2"))),
+    ], torn=line(result_event(run, "d-torn"))[:60])
+    # alone in an otherwise clean file: a declared JSON field nested 600 deep, and a shallow
+    # one with more than 500 brackets (imported)
+    wide = [{"criterion": f"c{i}", "score": 0.5, "passed": True, "reasoning": "[{}]"}
+            for i in range(300)]
+    deep_criteria = line(judge_row(run, "d-ok", 1)).replace(
+        b'"criteria": [', b'"criteria": [' + nested(600).encode() + b", ", 1)
+    inp.write(f"{folder}/test-results.jsonl", [
+        (None, line(result_row(run, "d-ok", 0))),
+        ("nested deeper than 500", deep_criteria),
+        (None, line(judge_row(run, "d-ok", 2, criteria=wide))),
+    ])
+    deep_doc = json.dumps(summary(run)).encode().replace(
+        b'"eval"', b'"x": ' + nested(5000).encode() + b', "eval"', 1)
+    inp.document("scil-summary", run, deep_doc, "nested")
+
+
+def nan_input(inp: Input) -> None:
+    run = NAN_RUN
+    folder = f"runs/{run}"
+    not_a_number = 'field "{}" is not a finite number'
+    cost = not_a_number.format("total_cost_usd")
+    nan, inf = float("nan"), float("inf")
+    inp.write(f"{folder}/test-run.jsonl", [
+        (None, line(result_event(run, "n-ok"))),
+        (cost, line(result_event(run, "n-nan", total_cost_usd=nan))),
+        (cost, line(result_event(run, "n-inf", total_cost_usd=inf))),
+        (cost, line(result_event(run, "n-ninf", total_cost_usd=-inf))),
+        (cost, line(result_event(run, "n-big", total_cost_usd=0.5)).replace(b"0.5", b"1e999", 1)),
+        ('field "duration_ms" is not an integer',
+         line(result_event(run, "n-dur", duration_ms=nan))),
+        ('field "usage" breaks its rule',
+         line(result_event(run, "n-tok", usage={"input_tokens": nan}))),
+    ])
+    inp.write(f"{folder}/test-results.jsonl", [
+        (None, line(result_row(run, "n-ok", 0))),
+        (not_a_number.format("score"), line(judge_row(run, "n-ok", 1, score=nan))),
+        (not_a_number.format("threshold"), line(judge_row(run, "n-ok", 2, threshold=inf))),
+        # inside a JSON field a non-finite number is kept as written (the rule for JSON fields)
+        (None, line(judge_row(run, "n-ok", 3, criteria=[{"criterion": "c", "score": nan,
+                                                          "passed": False, "reasoning": "?"}]))),
+    ])
+    inp.write(f"{folder}/scil-iteration.jsonl", [
+        (None, line(iteration(run, 1))),
+        (not_a_number.format("train_accuracy"), line(iteration(run, 2, train_accuracy=nan))),
+    ])
+    inp.document("scil-summary", run, summary(run, best_train_accuracy=nan),
+                 not_a_number.format("best_train_accuracy"))
+
+
+IMPOSSIBLE = {
+    "day": "20260230T000000", "month": "20261301T000000", "hour": "20260101T240000",
+    "year": "00000101T000000", "leap": "20250229T120000", "second": "20260101T235960",
+    "minute": "20260101T236000", "name": "20260231T000000",
+}
+
+
+def date_input(inp: Input) -> None:
+    run = DATE_RUN
+    bad = IMPOSSIBLE
+
+    def invalid(value: str) -> str:
+        return f"invalid test_run_id {value} ({run_id_reason(value)})"
+
+    def path_names(value: str) -> str:
+        return f"the file's path names run {value}, which is not a run ID ({run_id_reason(value)})"
+
+    inp.write(f"runs/{run}/test-run.jsonl", [
+        (None, line(result_event(run, "t-ok"))),
+        (invalid(bad["day"]), line(result_event(bad["day"], "t-a"))),
+        (invalid(bad["month"]), line({"type": "assistant", "test_run_id": bad["month"],
+                                      "test_case": "demo-t-b", "eval": "demo",
+                                      "test_name": "t-b"})),
+    ])
+    # a run folder named by an impossible run ID, with lines of the same ID and of a valid one
+    inp.write(f"runs/{bad['day']}/test-run.jsonl", [
+        (invalid(bad["day"]), line(result_event(bad["day"], "t-c"))),
+        (path_names(bad["day"]), line(result_event(run, "t-d"))),
+    ])
+    inp.write(f"runs/{bad['day']}/test-config.jsonl", [
+        (invalid(bad["day"]), line(config_line(bad["day"], "t-c")))])
+    inp.write(f"runs/{bad['month']}/test-run.jsonl", [
+        (path_names(bad["month"]), line(result_event(run, "t-e")))])
+    inp.write("test-results.jsonl", [
+        (None, line(result_row(LEGACY_RUN, "l-ok", 0))),
+        (invalid(bad["hour"]), line(result_row(bad["hour"], "l-a", 0))),
+        (invalid(bad["year"]), line(result_row(bad["year"], "l-b", 0))),
+        (invalid(bad["leap"]), line(result_row(bad["leap"], "l-c", 0))),
+        (invalid(bad["second"]), line(result_row(bad["second"], "l-d", 0))),
+        (invalid(bad["minute"]), line(result_row(bad["minute"], "l-e", 0))),
+    ])
+    inp.document("scil-summary", bad["day"], summary(bad["day"]), invalid(bad["day"]))
+    inp.document("acil-summary", bad["name"], summary(run, agent_file="agents/a.md",
+                                                      skill_file=None), path_names(bad["name"]))
+
+
+def rule(field_name: str) -> str:
+    return f'field "{field_name}" breaks its rule: '
+
+
+def range_input(inp: Input) -> None:
+    run = RANGE_RUN
+    folder = f"runs/{run}"
+    inp.write(f"{folder}/test-config.jsonl", [(None, line(config_line(run, "r-ok")))])
+    event = result_event
+    inp.write(f"{folder}/test-run.jsonl", [
+        (None, line(event(run, "r-ok"))),
+        (rule("duration_ms") + "duration_ms >= 0 (value -1)",
+         line(event(run, "r-a", duration_ms=-1))),
+        (rule("duration_api_ms") + "duration_api_ms >= 0",
+         line(event(run, "r-b", duration_api_ms=-5))),
+        (rule("num_turns") + "num_turns >= 0", line(event(run, "r-c", num_turns=-1))),
+        (rule("total_cost_usd") + "total_cost_usd >= 0",
+         line(event(run, "r-d", total_cost_usd=-0.01))),
+        (rule("usage") + "each token count", line(event(run, "r-e", usage={"input_tokens": -3}))),
+        (rule("usage"), line(event(run, "r-f", usage={"cache_read_input_tokens": 1.5}))),
+    ])
+    inp.write(f"{folder}/test-results.jsonl", [
+        (None, line(result_row(run, "r-ok", 0))),
+        (rule("score") + "score between 0 and 1 (value 1.5)",
+         line(judge_row(run, "r-ok", 1, score=1.5))),
+        (rule("threshold"), line(judge_row(run, "r-ok", 2, threshold=2))),
+        (rule("expect_index") + "expect_index >= 0", line(result_row(run, "r-ok", -1))),
+        # an expectation type the project does not know: imported, and a data test warns
+        (None, line(result_row(run, "r-ok", 4, expect_type="brand-new-check"))),
+    ])
+    inp.write(f"{folder}/scil-iteration.jsonl", [
+        (None, line(iteration(run, 1, phase="polish"))),
+        (rule("iteration") + "iteration >= 1", line(iteration(run, 0))),
+        (rule("train_accuracy"), line(iteration(run, 2, train_accuracy=1.2))),
+        (rule("test_accuracy"), line(iteration(run, 3, test_accuracy=-0.1))),
+    ])
+    inp.document("scil-summary", run, summary(run, status="paused"))
+    inp.document("scil-summary", RANGE_DOC_RUN, summary(RANGE_DOC_RUN, best_test_accuracy=2),
+                 rule("best_test_accuracy"))
+
+
+def bom_input(inp: Input) -> Path:
+    run = BOM_RUN
+    folder = f"runs/{run}"
+    inp.write(f"{folder}/test-config.jsonl", [(None, line(config_line(run, "b-first")))], bom=True)
+    path = inp.write(f"{folder}/test-run.jsonl", [
+        (None, line(result_event(run, "b-first"))),
+        (None, line(result_event(run, "b-second"))),
+    ], bom=True)
+    inp.write("output-files.jsonl", [(None, line(file_row(LEGACY_RUN, "l-ok", "a.txt")))], bom=True)
+    inp.document("acil-summary", run, BOM + line(summary(run, agent_file="agents/a.md",
+                                                         skill_file=None)))
+    return path
+
+
+def tz_input(inp: Input) -> None:
+    run = TZ_RUN
+    inp.write(f"runs/{run}/test-results.jsonl", [
+        (None, line(result_row(run, "z-a", 0, evaluated_at="2026-03-06T12:05:00"))),
+        (None, line(result_row(run, "z-a", 1, evaluated_at="2026-03-06T12:05:00+02:00"))),
+        (None, line(result_row(run, "z-a", 2, evaluated_at="2026-03-06 12:05:00.250Z"))),
+    ])
+    inp.document("scil-summary", run, summary(run, started_at="2026-03-07T08:00:00",
+                                              finished_at="2026-03-07T09:30:00.5"))
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def views_and_queries_work(project: Project) -> list[str]:
+    """Every view of models/marts and models/intermediate reads (its count and every row),
+    and every query function works on every run it lists; the problems found ([] if none)."""
+    con = project.connect()
+    problems = []
+    try:
+        for view in VIEWS:
+            try:
+                con.execute(f'select count(*) from "{view}"').fetchall()
+                con.execute(f'select * from "{view}"').fetchall()
+            except (duckdb.Error, ValueError, OverflowError) as exc:
+                problems.append(f"{view}: {exc}")
+    finally:
+        con.close()
+    try:
+        _query_functions_work(project.lake_dir)
+    except Exception as exc:
+        problems.append(f"query functions: {exc!r}")
+    return problems
+
+
+def _query_functions_work(lake: Path) -> None:
+    queries.query_per_test(lake)
+    for row in queries.query_test_run_summaries(lake):
+        queries.query_test_run_details(lake, row["test_run_id"])
+    for kind, history, details in (
+            ("scil", queries.query_scil_history, queries.query_scil_run_details),
+            ("acil", queries.query_acil_history, queries.query_acil_run_details)):
+        summaries = {r["test_run_id"] for r in queries.query_sql(
+            lake, f"select test_run_id from {kind}_summary")}
+        for run in {r["test_run_id"] for r in history(lake)} | summaries:
+            try:
+                details(lake, run)
+            except queries.NotFoundError:
+                # a loop with iterations but no summary (yet, or rejected) has no details
+                assert run not in summaries, run
+
+
+@dataclass
+class Built:
+    project: Project
+    sample: SampleSummary
+    inp: Input
+    outputs: list[str]
+    bom_file: Path
+    bom_first_build: list[tuple[Any, ...]]
+    readable: list[str]
+    """What could not be read after each build: views, query functions ([] when all work)."""
+    rejected_lines: list[tuple[str, int, str]]
+    """(file, line, reason) of every rejected line after the second build."""
+    hidden: list[str]
+    """What of the sample's runs is not visible after the second build ([] when all is)."""
+
+    def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        return self.project.query(sql, params)
+
+    def rejected(self, prefix: str) -> dict[tuple[str, int], str]:
+        """Rejected lines of the files under ``output/<prefix>``."""
+        root = str(self.project.output_dir / prefix)
+        return {(f, n): r for f, n, r in self.rejected_lines if f.startswith(root)}
+
+    def check_rejected(self, *prefixes: str) -> None:
+        """The bad lines of these files are rejected, each with its reason; nothing else is."""
+        for prefix in prefixes:
+            root = str(self.project.output_dir / prefix)
+            expected = {s: r for s, r in self.inp.bad.items() if s[0].startswith(root)}
+            seen = self.rejected(prefix)
+            assert set(seen) == set(expected), (prefix, sorted(seen.items()), sorted(expected))
+            for spot, fragment in expected.items():
+                assert fragment in seen[spot], (spot, seen[spot], fragment)
+
+    def check_build(self) -> None:
+        """Both builds passed; the sample's runs are all visible; views and queries work."""
+        assert len(self.outputs) == 2
+        assert not self.hidden, self.hidden
+        assert not self.readable, self.readable
+
+
+def hidden_sample_runs(project: Project, sample: SampleSummary) -> list[str]:
+    """What of the sample's runs a reader does not see ([] when every run is there, whole)."""
+    runs = list(sample.run_ids)
+    hidden = []
+    count = project.query("select count(*) from test_run where list_contains(?, test_run_id)",
+                          [runs])[0][0]
+    if count != sample.test_executions:
+        hidden.append(f"test_run: {count} rows of the sample, expected {sample.test_executions}")
+    for view, expected in (("test_run_summaries", runs), ("scil_history", sample.scil_run_ids),
+                           ("acil_history", sample.acil_run_ids)):
+        seen = {r[0] for r in project.query(f"select test_run_id from {view}")}
+        hidden += [f"{view}: run {run} missing" for run in expected if run not in seen]
+    return hidden
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    project = Project(tmp_path_factory.mktemp("bad-input") / "project")
+    sample = generate_sample(project.output_dir, runs=2, tests_per_eval=2, evals=2,
+                             payload_kb=1)
+    inp = Input(project.output_dir)
+    for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input):
+        write(inp)
+    bom_file = bom_input(inp)
+    outputs = []
+    code, out = project.run_build(check=False, extra_env=TZ_ENV)
+    assert code == 0, f"the first build failed:\n{failure_summary(out)}"
+    outputs.append(out)
+    readable = views_and_queries_work(project)
+    first = project.query("select test_case from test_run where test_run_id = ? order by 1",
+                          [BOM_RUN])
+    # a writer killed mid-line after the first build: the file is read again line by line
+    with open(bom_file, "ab") as fh:
+        fh.write(line(result_event(BOM_RUN, "b-torn"))[:50])
+    inp.bad[(str(bom_file), 3)] = "malformed JSON"
+    code, out = project.run_build(check=False, extra_env=TZ_ENV)
+    assert code == 0, f"the second build failed:\n{failure_summary(out)}"
+    outputs.append(out)
+    readable += views_and_queries_work(project)
+    rejected = project.query("select file, line, reason from rejected_lines")
+    yield Built(project, sample, inp, outputs, bom_file, first, readable,
+                [(f, n, r) for f, n, r in rejected], hidden_sample_runs(project, sample))
+
+
+# --------------------------------------------------------------------------- the cases
+
+
+def test_lone_surrogates_are_imported_as_replacement_characters(built: Built) -> None:
+    """1. A JSON-escaped lone surrogate in a line of every kind (a stream event that is not a
+    result too, and a key) is imported as U+FFFD; nothing is rejected."""
+    built.check_build()
+    built.check_rejected(f"runs/{SURROGATE_RUN}/", f"scil-summary/{SURROGATE_RUN}")
+    run = SURROGATE_RUN
+    assert sorted(built.rows("select test_case, result from test_run where test_run_id = ?",
+                             run)) == [("demo-s-a", "a\ufffd b"), ("demo-s-b", "done")]
+    assert built.rows("select prompt from test_config where test_run_id = ?", run) == [
+        ("caf\ufffd",)]
+    assert built.rows("select actual from test_results where test_run_id = ?", run) == [
+        ("x\ufffd",)]
+    assert built.rows("select file_content from output_files where test_run_id = ?", run) == [
+        ("\ufffd start",)]
+    assert built.rows("select description from scil_iteration where test_run_id = ?", run) == [
+        ("d\ufffd",)]
+    assert built.rows("select original_description from scil_summary where test_run_id = ?",
+                      run) == [("o\ufffd",)]
+
+
+def test_a_deeply_nested_line_beside_a_torn_line_is_rejected(built: Built) -> None:
+    """2. A line nested 5,000 levels deep next to a torn line is rejected (and a summary
+    document nested as deep); a declared JSON field nested 600 deep in an otherwise clean file
+    is rejected too, while a shallow one with many brackets is imported."""
+    built.check_build()
+    built.check_rejected(f"runs/{DEEP_RUN}/", f"scil-summary/{DEEP_RUN}")
+    assert sorted(built.rows("select test_case from test_run where test_run_id = ?",
+                             DEEP_RUN)) == [("demo-d-ok",), ("demo-d-ok2",)]
+    assert sorted(built.rows("select expect_index, json_array_length(criteria) "
+                             "from test_results where test_run_id = ?", DEEP_RUN)) == [
+        (0, None), (2, 300)]
+
+
+def test_nan_and_infinity_are_not_numbers(built: Built) -> None:
+    """3. NaN, Infinity, -Infinity and 1e999 in a number field: the line is rejected as a
+    field of the wrong type (every kind of file); inside a JSON field they are kept."""
+    built.check_build()
+    built.check_rejected(f"runs/{NAN_RUN}/", f"scil-summary/{NAN_RUN}")
+    assert built.rows("select test_case, total_cost_usd from test_run where test_run_id = ?",
+                      NAN_RUN) == [("demo-n-ok", 0.01)]
+    assert sorted(built.rows("select expect_index from test_results where test_run_id = ?",
+                             NAN_RUN)) == [(0,), (3,)]
+    assert built.rows("select count(*) from test_run_summaries where total_cost_usd = 'NaN'"
+                      ) == [(0,)]
+
+
+def test_impossible_run_ids_are_rejected(built: Built) -> None:
+    """4. A run ID with an impossible date or time (February 30, month 13, hour 24, minute
+    or second 60, year 0000) is rejected with validate_run_id's reason: in a line (also a
+    stream event that is not a result), as a run folder and as a summary document name."""
+    built.check_build()
+    built.check_rejected(*(f"runs/{value}/" for value in IMPOSSIBLE.values()),
+                         f"runs/{DATE_RUN}/", "test-results.jsonl",
+                         f"scil-summary/{IMPOSSIBLE['day']}", f"acil-summary/{IMPOSSIBLE['name']}")
+    assert built.rows("select test_case from test_run where test_run_id = ?", DATE_RUN) == [
+        ("demo-t-ok",)]
+    assert built.rows("select test_run_id from test_results where test_case = 'demo-l-ok'") == [
+        (LEGACY_RUN,)]
+    assert built.rows("select count(*) from sw_import_log, unnest(runs) as u(run) "
+                      "where run not in (select test_run_id from test_run_summaries "
+                      "union select test_run_id from scil_history "
+                      "union select test_run_id from acil_history "
+                      "union select test_run_id from test_results "
+                      "union select test_run_id from test_config "
+                      "union select test_run_id from output_files "
+                      "union select test_run_id from scil_iteration)") == [(0,)]
+
+
+def test_impossible_values_are_rejected_by_the_rule_of_their_field(built: Built) -> None:
+    """5. Well-typed but impossible values (negative durations, costs, token counts and
+    indexes, scores and accuracies outside 0..1, iteration 0) are rejected with a reason
+    naming the field and its rule (meta.check in _output__sources.yml); an expectation type,
+    phase or loop status the project does not know is imported and a data test warns. The
+    next build passes too (nothing blocks later builds)."""
+    built.check_build()
+    built.check_rejected(f"runs/{RANGE_RUN}/", f"scil-summary/{RANGE_RUN}",
+                         f"scil-summary/{RANGE_DOC_RUN}")
+    assert built.rows("select expect_type from test_results where test_run_id = ? "
+                      "and expect_index = 4", RANGE_RUN) == [("brand-new-check",)]
+    assert built.rows("select phase from scil_run_details where test_run_id = ?",
+                      RANGE_RUN) == [("polish",)]
+    assert built.rows("select status from scil_history where test_run_id = ?", RANGE_RUN) == [
+        ("paused",)]
+    warned = [ln for ln in built.outputs[0].splitlines()
+              if "WARN" in ln and "accepted_values" in ln]
+    assert len(warned) >= 3, built.outputs[0][-4000:]
+    for out in built.outputs:
+        assert "ERROR=0" in out and "FAIL" not in out.split("Done.")[-1], failure_summary(out)
+
+
+def test_domain_rules_are_documented_from_the_yaml() -> None:
+    """5. Every meta.check of _output__sources.yml is in the rules table of
+    docs/guarantees.md (field and rule), and every rule there is one of the YAML's."""
+    sources = yaml.safe_load((REPO / "models/storage/_output__sources.yml").read_text("utf-8"))
+    declared: dict[tuple[str, str], set[str]] = {}
+    for table in sources["sources"][0]["tables"]:
+        for column in table["columns"]:
+            meta = column.get("meta") or {}
+            if "check" in meta:
+                key = (column["name"], meta.get("rule") or meta["check"])
+                declared.setdefault(key, set()).add(table["name"])
+    doc = (REPO / "docs/guarantees.md").read_text("utf-8")
+    documented = {
+        (name, rule_text): set(re.findall(r"`(\w+)`", tables))
+        for tables, name, rule_text in re.findall(
+            r"^\| ((?:`\w+`(?:, )?)+) \| `(\w+)` \| ([^|]+?) \|$", doc, re.MULTILINE)}
+    assert declared == documented
+
+
+def test_a_bom_first_line_is_imported_on_every_build(built: Built) -> None:
+    """6. A file that starts with a UTF-8 BOM: its first line is imported on the first build
+    and again after a torn line was appended (the file is then read line by line); the same
+    for a legacy file and a summary document."""
+    built.check_build()
+    expected = [("demo-b-first",), ("demo-b-second",)]
+    assert built.bom_first_build == expected
+    assert built.rows("select test_case from test_run where test_run_id = ? order by 1",
+                      BOM_RUN) == expected
+    built.check_rejected(f"runs/{BOM_RUN}/", f"acil-summary/{BOM_RUN}", "output-files.jsonl")
+    assert built.rows("select test_case from test_config where test_run_id = ?", BOM_RUN) == [
+        ("demo-b-first",)]
+    assert built.rows("select file_path from output_files where test_run_id = ?",
+                      LEGACY_RUN) == [("a.txt",)]
+    assert built.rows("select test_run_id from acil_summary where test_run_id = ?",
+                      BOM_RUN) == [(BOM_RUN,)]
+
+
+def test_timestamps_without_a_zone_are_utc_whatever_the_tz(built: Built) -> None:
+    """7. evaluated_at, started_at and finished_at without a zone are UTC, built with
+    TZ=America/New_York; with a zone they are converted to UTC."""
+    built.check_build()
+    assert sorted(built.rows("select expect_index, evaluated_at from test_results "
+                             "where test_run_id = ?", TZ_RUN)) == [
+        (0, datetime(2026, 3, 6, 12, 5)), (1, datetime(2026, 3, 6, 10, 5)),
+        (2, datetime(2026, 3, 6, 12, 5, 0, 250000))]
+    assert built.rows("select started_at, finished_at from scil_summary where test_run_id = ?",
+                      TZ_RUN) == [(datetime(2026, 3, 7, 8), datetime(2026, 3, 7, 9, 30, 0, 500000))]
+
+
+# --------------------------------------------------------------------------- property test
+
+KINDS = {  # file kind -> (file name, a valid record of run ``run``, number ``n``)
+    "test-run": lambda run, n: result_event(run, f"p{n}", total_cost_usd=n / 1000,
+                                            usage={"input_tokens": n}),
+    "test-results": lambda run, n: judge_row(run, f"p{n}", n, score=(n % 10) / 10),
+    "output-files": lambda run, n: file_row(run, f"p{n}", f"f{n}.txt"),
+    "test-config": lambda run, n: config_line(run, f"p{n}", expect=[{"n": n}]),
+}
+JSON_FIELD = {"test-run": "usage", "test-results": "criteria", "test-config": "expect"}
+RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    # the meta.check of _output__sources.yml, restated in Python (the oracle's extra rules)
+    "duration_ms": lambda v: v["duration_ms"] >= 0,
+    "duration_api_ms": lambda v: v["duration_api_ms"] >= 0,
+    "num_turns": lambda v: v["num_turns"] >= 0,
+    "total_cost_usd": lambda v: v["total_cost_usd"] >= 0,
+    "expect_index": lambda v: v["expect_index"] >= 0,
+    "threshold": lambda v: 0 <= v["threshold"] <= 1,
+    "score": lambda v: 0 <= v["score"] <= 1,
+    "usage": lambda v: not isinstance(v["usage"], dict) or all(
+        v["usage"].get(k) is None or (type(v["usage"][k]) is int and v["usage"][k] >= 0)
+        for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                  "cache_read_input_tokens")),
+}
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or value - value == 0
+
+
+def _depth(raw: bytes) -> int:
+    """How deep the JSON text nests objects and arrays (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in raw.decode("utf-8"):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def expected_verdict(kind: str, raw: bytes, dir_run: str) -> str:
+    """"row", "bad", "ignored" or "blank" for one line (a first line without its BOM): the
+    oracle's classification plus the rules of this issue (lone surrogates are text, nesting
+    deeper than 500 levels, real dates in run IDs, finite numbers, the fields' rules)."""
+    if not raw.strip():
+        return "blank"
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return "bad"
+    if not isinstance(value, dict) or _depth(raw) > 500:
+        return "bad"
+    run = value.get("test_run_id")
+    if isinstance(run, str) and re.fullmatch(r"[0-9]{8}T[0-9]{6}", run):
+        try:
+            validate_run_id(run)
+        except InvalidRunIdError:
+            return "bad"
+    verdict, _key = classify(kind, raw, dir_run, set())
+    if verdict != "row":
+        return verdict
+    types = CONTRACT[kind][1]
+    for name, json_type in types.items():
+        if json_type == "number" and not _finite(value.get(name)):
+            return "bad"
+    for name, check in RULES.items():
+        if name in types and value.get(name) is not None and not check(value):
+            return "bad"
+    return "row"
+
+
+@dataclass
+class RandomFile:
+    kind: str
+    run: str
+    bom: bool
+    lines: list[bytes]
+    torn: bytes | None
+
+    def write(self, output: Path) -> Path:
+        path = output / "runs" / self.run / f"{self.kind}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = b"".join(raw + b"\n" for raw in self.lines) + (self.torn or b"")
+        path.write_bytes((BOM if self.bom else b"") + body)
+        return path
+
+    def expected(self) -> tuple[list[int], list[int]]:
+        """Line numbers of the good lines (imported) and of the bad ones (rejected)."""
+        good, bad = [], []
+        for number, raw in enumerate([*self.lines, *([self.torn] if self.torn else [])], 1):
+            verdict = expected_verdict(self.kind, raw, self.run)
+            if verdict == "row":
+                good.append(number)
+            elif verdict == "bad":
+                bad.append(number)
+        return good, bad
+
+
+TIMESTAMPS = ["2026-03-06T12:05:00", "2026-03-06T12:05:00+02:00", "2026-02-30T00:00:00",
+              "yesterday", "", "2026-03-06"]
+
+
+def corruption(kind: str, run: str) -> st.SearchStrategy[tuple[bytes, bool]]:
+    """One corrupted (or merely odd) line of ``kind``, and whether it is torn (it then ends
+    its file without a newline). Whether it is bad is for :func:`expected_verdict` to say."""
+    record = st.integers(min_value=100, max_value=10**6).map(lambda n: KINDS[kind](run, n))
+    texts = st.text(max_size=20)
+    types = CONTRACT[kind][1]
+    plain_fields = st.sampled_from(sorted(n for n, t in types.items() if t != "timestamp"))
+    time_fields = sorted(n for n, t in types.items() if t == "timestamp")
+    odd_values = st.one_of(
+        st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=True, allow_infinity=True), texts,
+        st.lists(st.integers(min_value=-9, max_value=9), max_size=3),
+        st.dictionaries(st.sampled_from(["input_tokens", "output_tokens", "x"]),
+                        st.one_of(st.integers(min_value=-5, max_value=5), st.floats()),
+                        max_size=2))
+
+    def with_field(r: dict[str, Any], name: str, value: Any) -> tuple[bytes, bool]:
+        return line({**r, name: value}), False
+
+    def truncated(r: dict[str, Any], cut: float) -> tuple[bytes, bool]:
+        raw = line(r)
+        return raw[: max(1, int(len(raw) * cut))], True
+
+    def invalid_utf8(r: dict[str, Any]) -> tuple[bytes, bool]:
+        return line(r).replace(b'"eval": "demo"', b'"eval": "de\xffmo"', 1), False
+
+    def deep(r: dict[str, Any], depth: int) -> tuple[bytes, bool]:
+        name = JSON_FIELD.get(kind)
+        if name is None:  # output-files reads no JSON field: nest the whole line instead
+            return nested(depth).encode(), False
+        return line(r).replace(f'"{name}": '.encode(),
+                               f'"{name}": {nested(depth)}, "was": '.encode(), 1), False
+
+    strategies = [
+        st.builds(truncated, record, st.floats(min_value=0.05, max_value=0.95)),
+        st.builds(invalid_utf8, record),
+        st.builds(with_field, record, plain_fields, st.just("cut \ud83d here")),
+        st.builds(deep, record, st.integers(min_value=300, max_value=3000)),
+        st.builds(with_field, record, plain_fields, odd_values),
+        st.builds(with_field, record, st.just("test_run_id"),
+                  st.sampled_from([*IMPOSSIBLE.values(), run, "2026-03-01", "20260501T000001"])),
+        st.builds(with_field, record, st.just("test_name"),
+                  st.integers(min_value=10_000, max_value=300_000).map(lambda n: "h" * n)),
+        st.builds(lambda r: (line(r) + b"\r", False), record),
+        st.sampled_from([(b"", False), (b"  \t", False), (b"NaN", False), (b"[1, 2]", False)]),
+    ]
+    if time_fields:
+        strategies.append(st.builds(with_field, record, st.sampled_from(time_fields),
+                                    st.sampled_from(TIMESTAMPS)))
+    return st.one_of(strategies)
+
+
+@st.composite
+def random_files(draw: st.DrawFn) -> list[RandomFile]:
+    """Three files of each kind, each in its own run folder, half of their lines corrupted."""
+    files = []
+    for index, kind in enumerate(sorted(KINDS) * 3):
+        run = f"202605{index + 1:02d}T000000"
+        lines: list[bytes] = []
+        torn: bytes | None = None
+        for n in range(draw(st.integers(min_value=6, max_value=30))):
+            if draw(st.booleans()):
+                lines.append(line(KINDS[kind](run, n + 1)))
+                continue
+            raw, is_torn = draw(corruption(kind, run))
+            if is_torn:
+                torn = raw
+            else:
+                lines.append(raw)
+        files.append(RandomFile(kind, run, draw(st.booleans()), lines, torn))
+    return files
+
+
+@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=list(HealthCheck))
+@given(files=random_files())
+def test_random_corruptions_never_fail_the_build(tmp_path_factory: pytest.TempPathFactory,
+                                                 files: list[RandomFile]) -> None:
+    """Many random corruptions per file (truncation, invalid UTF-8, lone surrogates, deep
+    nesting, NaN and Infinity, wrong types, impossible run IDs and values, huge strings, BOM,
+    CRLF, blank lines), one build per example (no shrinking: each step would be a build): the
+    build passes, every view reads, the query functions work, and per file the good lines
+    are imported and the bad ones are in rejected_lines."""
+    project = Project(tmp_path_factory.mktemp("random") / "project")
+    expected = {str(f.write(project.output_dir)): f.expected() for f in files}
+    code, out = project.run_build(check=False)
+    assert code == 0, f"the build failed:\n{failure_summary(out)}"
+    assert not (unreadable := views_and_queries_work(project)), unreadable
+    rejected: dict[str, list[int]] = {}
+    for file, number in project.query("select file, line from rejected_lines order by line"):
+        rejected.setdefault(file, []).append(number)
+    staged = dict(project.query("select file, rows_staged from sw_import_log"))
+    problems = []
+    for path, (good, bad) in expected.items():
+        if rejected.get(path, []) != bad or staged.get(path, 0) != len(good):
+            problems.append(f"{path}: rejected {rejected.get(path, [])}, expected {bad}; "
+                            f"imported {staged.get(path, 0)}, expected {len(good)} ({good})")
+    assert not problems, "\n".join(problems)
