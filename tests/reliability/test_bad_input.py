@@ -755,6 +755,7 @@ class RandomFile:
         return good, bad
 
 
+NAN, INF = float("nan"), float("inf")
 TIMESTAMPS = ["2026-03-06T12:05:00", "2026-03-06T12:05:00+02:00", "2026-02-30T00:00:00",
               "yesterday", "", "2026-03-06"]
 
@@ -808,6 +809,16 @@ def corruption(kind: str, run: str) -> st.SearchStrategy[tuple[bytes, bool]]:
     if time_fields:
         strategies.append(st.builds(with_field, record, st.sampled_from(time_fields),
                                     st.sampled_from(TIMESTAMPS)))
+    number_fields = sorted(n for n, t in types.items() if t == "number")
+    if number_fields:
+        strategies.append(st.builds(with_field, record, st.sampled_from(number_fields),
+                                    st.sampled_from([NAN, INF, -INF])))
+    rule_fields = sorted(n for n in RULES if n in types)
+    if rule_fields:
+        strategies.append(st.builds(
+            with_field, record, st.sampled_from(rule_fields),
+            st.sampled_from([-1, -0.5, 0, 1, 1.5, 2**63, {"input_tokens": -1},
+                             {"output_tokens": 2.5}, {"input_tokens": 3}])))
     return st.one_of(strategies)
 
 
