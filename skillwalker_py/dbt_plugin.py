@@ -46,6 +46,7 @@ class Plugin(BasePlugin):
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         self.lock_timeout = float(plugin_config.get("lock_timeout_seconds", 30))
         self.lock_file: Path | None = None
+        self.lake: lake.LakeConfig | None = None
         for attachment in getattr(self.creds, "attach", None) or []:
             path = str(getattr(attachment, "path", ""))
             if getattr(attachment, "alias", None) == lake.ALIAS and path.startswith("ducklake:"):
@@ -53,10 +54,11 @@ class Plugin(BasePlugin):
                 config = lake.LakeConfig(
                     catalog=path[len("ducklake:"):], data_path=str(options.get("data_path", ""))
                 )
+                self.lake = config
+                self.lock_file = config.lock_file
                 # DuckDB creates the SQLite catalog file but not its folder
                 if config.sqlite_file is not None:
                     config.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
-                self.lock_file = config.lock_file
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
@@ -76,6 +78,8 @@ class Plugin(BasePlugin):
         given = dbt_vars.get("lock_timeout_seconds") if isinstance(dbt_vars, dict) else None
         timeout = self.lock_timeout if given is None else float(given)
         ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
+        assert self.lake is not None
+        self.lake.prepare()  # folder and WAL mode, under the lock, before DuckLake attaches it
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes

@@ -25,6 +25,9 @@ downloaded; DuckDB checks their signatures as usual.
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +153,20 @@ class LakeConfig:
         sqlite = self.sqlite_file
         return sqlite.with_name(".build.lock") if sqlite is not None else None
 
+    def prepare(self) -> None:
+        """Before a build attaches an embedded lake: create its folder and put its SQLite
+        catalog in WAL mode (persistent in the file), so that readers never wait for, nor
+        fail on, a build's commit ("database is locked") and a build never waits for readers."""
+        sqlite = self.sqlite_file
+        if sqlite is None:
+            return
+        sqlite.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(sqlite)
+        try:
+            con.execute("pragma journal_mode=wal")
+        finally:
+            con.close()
+
     def exists(self) -> bool:
         """False for an embedded lake whose catalog file does not exist yet."""
         sqlite = self.sqlite_file
@@ -179,6 +196,48 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
+# Loading the two extensions costs 0.3-0.7 s per DuckDB instance, so readers keep
+# a few instances for the life of the process: one per lake with the lake attached
+# at its newest snapshot (to find the last finished build; a new transaction sees
+# new commits), and one per (lake, snapshot) with the lake attached as `lake` at
+# that snapshot. connect() hands out cursors of those (each its own connection).
+_CACHE_LOCK = threading.Lock()
+_HEADS: dict[tuple[object, ...], duckdb.DuckDBPyConnection] = {}
+_PINNED: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
+_MAX_PINNED = 4
+
+
+def _lake_key(config: LakeConfig) -> tuple[object, ...]:
+    """The lake's identity: a catalog file replaced at the same path is another lake."""
+    sqlite = config.sqlite_file
+    if sqlite is None:
+        return (config.catalog, config.data_path)
+    st = os.stat(sqlite)
+    return (config.catalog, config.data_path, st.st_dev, st.st_ino)
+
+
+def _instance(config: LakeConfig, alias: str, snapshot: int | None) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    try:
+        load_extensions(con)
+        con.execute(config.attach_sql(alias, snapshot=snapshot))
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _finished(config: LakeConfig, key: tuple[object, ...]) -> int | None:
+    head = _HEADS.get(key)
+    if head is None:
+        head = _HEADS[key] = _instance(config, "sw_head", None)
+    cur = head.cursor()
+    try:
+        return finished_snapshot(cur, "sw_head")
+    finally:
+        cur.close()
+
+
 def connect(
     lake: str | os.PathLike[str] | LakeConfig | None = None,
     *,
@@ -189,29 +248,49 @@ def connect(
     None when the lake has no finished build yet. The lake is attached as
     ``lake`` and made the default database, so ``select * from per_test``
     works. The connection keeps its snapshot however many builds follow; a
-    new connection sees the newest finished build.
+    new connection sees the newest finished build. Close it when done.
     """
     config = LakeConfig.resolve(lake)
     if not config.exists():
         return None
     if snapshot is None:
         snapshot = config.snapshot
-    con = duckdb.connect()
     try:
-        load_extensions(con)
-        if snapshot is None:
-            con.execute(config.attach_sql("sw_head"))
-            snapshot = finished_snapshot(con, "sw_head")
-            con.execute("DETACH sw_head")
-            if snapshot is None:
-                con.close()
-                return None
-        con.execute(config.attach_sql(ALIAS, snapshot=snapshot))
-        con.execute(f"USE {ALIAS}")
-    except duckdb.Error as exc:
-        con.close()
+        with _CACHE_LOCK:
+            key = _lake_key(config)
+            try:
+                return _pinned_cursor(config, key, snapshot)
+            except duckdb.Error:
+                # a lake changed under a cached instance (moved files): start afresh once
+                _forget(key)
+                return _pinned_cursor(config, key, snapshot)
+    except (duckdb.Error, OSError) as exc:
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
-    return con
+
+
+def _pinned_cursor(
+    config: LakeConfig, key: tuple[object, ...], snapshot: int | None
+) -> duckdb.DuckDBPyConnection | None:
+    if snapshot is None:
+        snapshot = _finished(config, key)
+        if snapshot is None:
+            return None
+    pinned_key = (*key, snapshot)
+    parent = _PINNED.pop(pinned_key, None)
+    if parent is None:
+        parent = _instance(config, ALIAS, snapshot)
+    _PINNED[pinned_key] = parent  # most recently used last
+    while len(_PINNED) > _MAX_PINNED:
+        _PINNED.popitem(last=False)  # open cursors keep their instance alive
+    cur = parent.cursor()
+    cur.execute(f"USE {ALIAS}")
+    return cur
+
+
+def _forget(key: tuple[object, ...]) -> None:
+    _HEADS.pop(key, None)
+    for pinned in [k for k in _PINNED if k[: len(key)] == key]:
+        del _PINNED[pinned]
 
 
 def _head(config: LakeConfig) -> duckdb.DuckDBPyConnection:
