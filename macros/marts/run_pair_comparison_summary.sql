@@ -1,13 +1,20 @@
-{% macro run_pair_comparison_summary(comparison) -%}
+{% macro run_pair_comparison_summary(comparison, run_ids=none) -%}
 {#-
   Per-pair, per-eval summary of a per-test comparison (columns of the
   run_comparison_summaries view): counts of each change beside the two runs'
   totals from test_run_summaries. comparison: a relation or a parenthesized
-  query with the run_comparison columns (run_pair_comparison). Columns named
+  query with the run_comparison columns (run_pair_comparison). run_ids
+  (optional): SQL expressions of every run ID compared; test_run_summaries is
+  then read for those runs only (as in run_pair_comparison). Columns named
   base_run_id or head_run_id are qualified, as in run_pair_comparison.
+
+  The two runs' totals are put side by side by one aggregation per pair and
+  eval: joining test_run_summaries twice (head and base) let the optimizer
+  join the two on eval alone, whose size grows with the square of the history.
 -#}
 {%- set summaries_view = ref('test_run_summaries') -%}
-with changes as (
+-- the counts per pair and eval, computed once (read three times below)
+with changes as materialized (
     select
         r.test_run_id,
         r.base_run_id,
@@ -24,11 +31,41 @@ with changes as (
     group by r.test_run_id, r.base_run_id, r.eval
 ),
 
--- the test_run_summaries rows of the compared runs, computed once (read twice below)
-summaries as materialized (
-    select s.*
-    from {{ summaries_view }} as s
-    where s.test_run_id in (select c.test_run_id from changes as c union all select c.base_run_id from changes as c)
+-- each compared pair and eval twice: with its head run, then with its base run
+sides as (
+    select c.test_run_id, c.base_run_id, c.eval, c.test_run_id as run_id, true as is_head
+    from changes as c
+    union all
+    select c.test_run_id, c.base_run_id, c.eval, c.base_run_id as run_id, false as is_head
+    from changes as c
+),
+
+-- the two runs' totals side by side: one lookup per side, then one row per
+-- pair and eval that has totals on both sides
+totals as (
+    select
+        d.test_run_id,
+        d.base_run_id,
+        d.eval,
+        max(s.infrastructure_errors) filter (where d.is_head) as infrastructure_errors,
+        max(s.pass_rate) filter (where d.is_head) as head_pass_rate,
+        max(s.pass_rate) filter (where not d.is_head) as base_pass_rate,
+        max(s.total_cost_usd) filter (where d.is_head) as head_cost_usd,
+        max(s.total_cost_usd) filter (where not d.is_head) as base_cost_usd,
+        max(s.input_tokens) filter (where d.is_head) as head_input_tokens,
+        max(s.input_tokens) filter (where not d.is_head) as base_input_tokens,
+        max(s.output_tokens) filter (where d.is_head) as head_output_tokens,
+        max(s.output_tokens) filter (where not d.is_head) as base_output_tokens,
+        max(s.duration_ms) filter (where d.is_head) as head_duration_ms,
+        max(s.duration_ms) filter (where not d.is_head) as base_duration_ms
+    from sides as d
+    inner join {{ summaries_view }} as s
+        on s.test_run_id = d.run_id and s.eval = d.eval
+    {%- if run_ids %}
+    where s.test_run_id in ({{ run_ids | join(', ') }})
+    {%- endif %}
+    group by d.test_run_id, d.base_run_id, d.eval
+    having count(*) filter (where d.is_head) > 0 and count(*) filter (where not d.is_head) > 0
 )
 
 select
@@ -43,19 +80,17 @@ select
     c.unchanged,
     c.unknown,
     c.config_changed,
-    h.infrastructure_errors,
-    b.pass_rate as base_pass_rate,
-    h.pass_rate as head_pass_rate,
-    h.pass_rate - b.pass_rate as pass_rate_delta,
-    b.total_cost_usd as base_cost_usd,
-    h.total_cost_usd as head_cost_usd,
-    h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
-    h.input_tokens - b.input_tokens as input_tokens_delta,
-    h.output_tokens - b.output_tokens as output_tokens_delta,
-    h.duration_ms - b.duration_ms as duration_delta_ms
+    t.infrastructure_errors,
+    t.base_pass_rate,
+    t.head_pass_rate,
+    t.head_pass_rate - t.base_pass_rate as pass_rate_delta,
+    t.base_cost_usd,
+    t.head_cost_usd,
+    t.head_cost_usd - t.base_cost_usd as cost_delta_usd,
+    t.head_input_tokens - t.base_input_tokens as input_tokens_delta,
+    t.head_output_tokens - t.base_output_tokens as output_tokens_delta,
+    t.head_duration_ms - t.base_duration_ms as duration_delta_ms
 from changes as c
-inner join summaries as h
-    on h.test_run_id = c.test_run_id and h.eval = c.eval
-inner join summaries as b
-    on b.test_run_id = c.base_run_id and b.eval = c.eval
+inner join totals as t
+    on t.test_run_id = c.test_run_id and t.base_run_id = c.base_run_id and t.eval = c.eval
 {%- endmacro %}

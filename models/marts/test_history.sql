@@ -9,39 +9,35 @@
 -- a regression or a fix, not flakiness.
 {%- set window_size = var('flaky_window', 5) | int %}
 with executions as (
-    select *
+    select
+        eval,
+        test_case,
+        config_fingerprint,
+        test_run_id,
+        test_name,
+        model,
+        model_family,
+        status,
+        status in ('pass', 'fail') as has_result,
+        total_cost_usd,
+        duration_ms
     from {{ ref('test_run_status') }}
     where status <> 'infrastructure-error'
 ),
 
+-- one pass over the executions, nothing held but the window's input (no
+-- second read of test_run_status, no join): per configuration, latest run
+-- first, the previous execution with a result, and how recent each execution
+-- with a result is (1 = the latest).
 outcomes as (
     select
-        eval,
-        test_case,
-        config_fingerprint,
-        status,
-        lag(status) over in_order is not null
-            and status <> lag(status) over in_order as is_flip,
-        row_number() over (
-            partition by eval, test_case, config_fingerprint order by test_run_id desc
+        *,
+        lead(case when has_result then status end ignore nulls) over latest_first as previous_result,
+        count(*) filter (where has_result) over (
+            latest_first rows between unbounded preceding and current row
         ) as recency
     from executions
-    where status in ('pass', 'fail')
-    window in_order as (partition by eval, test_case, config_fingerprint order by test_run_id)
-),
-
-outcome_stats as (
-    select
-        eval,
-        test_case,
-        config_fingerprint,
-        count(*) filter (where is_flip) as flips,
-        count(*) filter (where recency <= {{ window_size }}) as recent_runs,
-        count(*) filter (where recency <= {{ window_size }} and status = 'pass') as recent_passes,
-        -- a flip at recency k compares executions k and k + 1: inside the window when k + 1 <= N
-        count(*) filter (where recency < {{ window_size }} and is_flip) as recent_flips
-    from outcomes
-    group by eval, test_case, config_fingerprint
+    window latest_first as (partition by eval, test_case, config_fingerprint order by test_run_id desc)
 ),
 
 configs as (
@@ -59,9 +55,16 @@ configs as (
         count(*) filter (where status = 'pass') as passes,
         count(*) filter (where status = 'fail') as failures,
         count(*) filter (where status = 'no-results') as no_results,
-        avg(total_cost_usd) as avg_cost_usd,
-        avg(duration_ms) as avg_duration_ms
-    from executions
+        -- a DOUBLE sum depends on the order of its terms: latest run first, on every query
+        avg(total_cost_usd order by test_run_id desc) as avg_cost_usd,
+        avg(duration_ms) as avg_duration_ms,
+        -- a flip: an execution with a result whose outcome differs from the previous one's
+        count(*) filter (where has_result and status <> previous_result) as flips,
+        count(*) filter (where has_result and recency <= {{ window_size }}) as recent_runs,
+        count(*) filter (where has_result and recency <= {{ window_size }} and status = 'pass') as recent_passes,
+        -- a flip at recency k compares executions k and k + 1: inside the window when k + 1 <= N
+        count(*) filter (where has_result and recency < {{ window_size }} and status <> previous_result) as recent_flips
+    from outcomes
     group by eval, test_case, config_fingerprint
 )
 
@@ -85,15 +88,13 @@ select
     c.no_results,
     case when c.passes + c.failures > 0
          then c.passes::DOUBLE / (c.passes + c.failures) end as pass_rate,
-    coalesce(s.flips, 0) as flips,
+    c.flips,
     c.last_status,
-    coalesce(s.recent_runs, 0) as recent_runs,
-    coalesce(s.recent_passes, 0) as recent_passes,
-    coalesce(s.recent_runs - s.recent_passes, 0) as recent_failures,
-    coalesce(s.recent_flips, 0) as recent_flips,
-    coalesce(s.recent_flips, 0) >= 2 as is_flaky,
+    c.recent_runs,
+    c.recent_passes,
+    c.recent_runs - c.recent_passes as recent_failures,
+    c.recent_flips,
+    c.recent_flips >= 2 as is_flaky,
     c.avg_cost_usd,
     c.avg_duration_ms
 from configs as c
-left join outcome_stats as s
-    on s.eval = c.eval and s.test_case = c.test_case and s.config_fingerprint = c.config_fingerprint
