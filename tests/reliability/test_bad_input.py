@@ -325,8 +325,6 @@ def range_input(inp: Input) -> None:
         (None, line(event(run, "r-ok"))),
         (rule("duration_ms") + "duration_ms >= 0 (value -1)",
          line(event(run, "r-a", duration_ms=-1))),
-        (rule("duration_api_ms") + "duration_api_ms >= 0",
-         line(event(run, "r-b", duration_api_ms=-5))),
         (rule("num_turns") + "num_turns >= 0", line(event(run, "r-c", num_turns=-1))),
         (rule("total_cost_usd") + "total_cost_usd >= 0",
          line(event(run, "r-d", total_cost_usd=-0.01))),
@@ -658,7 +656,6 @@ JSON_FIELD = {"test-run": "usage", "test-results": "criteria", "test-config": "e
 RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     # the meta.check of _output__sources.yml, restated in Python (the oracle's extra rules)
     "duration_ms": lambda v: v["duration_ms"] >= 0,
-    "duration_api_ms": lambda v: v["duration_api_ms"] >= 0,
     "num_turns": lambda v: v["num_turns"] >= 0,
     "total_cost_usd": lambda v: v["total_cost_usd"] >= 0,
     "expect_index": lambda v: v["expect_index"] >= 0,
