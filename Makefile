@@ -26,8 +26,10 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# two workers (the machines have 2 cores); a test file stays on one worker, so
+# module-scoped builds are made once
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: install
 	$(BIN)/python bench/run.py
