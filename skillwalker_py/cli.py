@@ -291,8 +291,31 @@ def _dbt_build(args: argparse.Namespace, paths: dict[str, Path], extra: list[str
     return subprocess.call(cmd, env=env, cwd=proj)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skillwalker-data")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _check_output_dir(output: Path) -> None:
+    """A missing or empty output folder is a mistake (a mistyped --output-dir), not a build."""
+    if not output.exists():
+        raise UsageError(f"the output folder {output} does not exist (check --output-dir)")
+    if not output.is_dir():
+        raise UsageError(f"the output folder {output} is not a folder (check --output-dir)")
+    if not any(output.iterdir()):
+        raise UsageError(
+            f"the output folder {output} is empty: nothing to import (check --output-dir; "
+            "`skillwalker-data sample` writes sample output)"
+        )
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     paths = _paths(args)
+    _check_output_dir(paths["output"])
     proj = project_dir()
     if not (args.force or args.select or args.dbt_args) and build_state.up_to_date(
         proj, paths["output"], _lake_config(args)
@@ -566,6 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skillwalker-data",
         description="Build and read Skillwalker eval analytics (dbt + DuckDB).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--output-dir", help="JSONL input directory (default: output)")
     common.add_argument("--lake-dir", help="the lake's folder (default: analytics/lake)")
@@ -687,6 +711,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("skillwalker-data: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -230,3 +230,27 @@ def test_database_without_the_views(cli: Cli, tmp_path: Path) -> None:
     con.close()
     proc = cli("flaky", code=2, env={"SKILLWALKER_LAKE_DIR": str(tmp_path / "old")})
     assert proc.stderr.count("\n") == 1 and "run `skillwalker-data build`" in proc.stderr
+
+
+def test_version() -> None:
+    proc = subprocess.run([str(CLI), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == "skillwalker-data 0.1.0"
+
+
+@pytest.mark.parametrize("state", ["missing", "empty", "a file"])
+def test_build_refuses_a_missing_or_empty_output_folder(tmp_path: Path, state: str) -> None:
+    """A mistyped --output-dir is one line and exit 2, never an empty build that succeeds."""
+    output = tmp_path / "output"
+    if state == "empty":
+        output.mkdir()
+    elif state == "a file":
+        output.write_text("x", encoding="utf-8")
+    proc = subprocess.run(
+        [str(CLI), "build", "--output-dir", str(output), "--lake-dir", str(tmp_path / "lake")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(f"skillwalker-data: error: the output folder {output}")
+    assert proc.stderr.count("\n") == 1 and "check --output-dir" in proc.stderr
+    assert not (tmp_path / "lake").exists()
