@@ -181,7 +181,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import shutil
@@ -207,13 +206,13 @@ from skillwalker_py.jsonl import (
     write_test_run_event,
 )
 from skillwalker_py.markers import MARKER_FILE, mark_reevaluated
+from skillwalker_py.phase import get_phase
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.types import (
     AcilIterationRecord,
     AcilSummaryRecord,
     LlmJudgeCriterion,
     OutputFileRecord,
-    Phase,
     ScilIterationRecord,
     ScilSummaryRecord,
     TestConfigRecord,
@@ -1546,19 +1545,6 @@ _ACIL_DESCRIPTIONS: Final = (
 )
 
 
-def _phase(iteration: int, max_iterations: int) -> Phase:
-    """Two phases up to 5 iterations (explore for the first half, rounded up), else thirds."""
-    if max_iterations <= 5:
-        return "explore" if iteration <= math.ceil(max_iterations / 2) else "converge"
-    base, extra = divmod(max_iterations, 3)
-    sizes = [base + (1 if i < extra else 0) for i in range(3)]
-    if iteration <= sizes[0]:
-        return "explore"
-    if iteration <= sizes[0] + sizes[1]:
-        return "transition"
-    return "converge"
-
-
 def _query_results(
     queries: Sequence[tuple[str, str, bool]],
     indexes: Sequence[int],
@@ -1607,7 +1593,7 @@ def _scil_loop(w: _Writer, run_id: str, rng: random.Random) -> int:
             "eval": _CR.name,
             "skill_file": _CR.entity_file,
             "iteration": i + 1,
-            "phase": _phase(i + 1, n),
+            "phase": get_phase(i + 1, n),
             "description": _SCIL_DESCRIPTIONS[i],
             "train_accuracy": train_acc[i],
             "test_accuracy": test_acc[i],
@@ -1649,7 +1635,7 @@ def _acil_loop(w: _Writer, run_id: str, rng: random.Random) -> int:
             "eval": _EX.name,
             "agent_file": _EX.entity_file,
             "iteration": i + 1,
-            "phase": _phase(i + 1, n),
+            "phase": get_phase(i + 1, n),
             "description": _ACIL_DESCRIPTIONS[i],
             "train_accuracy": train_acc[i],
             "test_accuracy": None,

@@ -1,0 +1,119 @@
+"""The JSONL contract has one home per side, and the two sides agree.
+
+``skillwalker_py/types.py`` declares the records eval tooling writes (the
+TypedDicts that writers are type-checked against); the ``output`` source of
+``models/storage/_output__sources.yml`` declares what the import reads and
+checks. A field added, renamed or retyped on one side only fails here.
+
+The SQL side may be wider than the Python one, never narrower: a field that
+Python types as ``str`` may be read as JSON (``expect_value``, ``actual``
+carry any JSON value) or as a timestamp (ISO-8601 text), and a source may
+declare a column shared by two record kinds (``skill_file`` and
+``agent_file`` of the loop files).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any, NotRequired, Required, get_args, get_origin, get_type_hints
+
+import pytest
+import yaml
+
+from skillwalker_py import types as records  # not imported by name: pytest would collect Test*
+
+SOURCES = Path(__file__).resolve().parents[2] / "models" / "storage" / "_output__sources.yml"
+
+RECORDS: dict[str, type] = {
+    "test_config": records.TestConfigRecord,
+    "test_results": records.TestResultRecord,
+    "output_files": records.OutputFileRecord,
+    "scil_iteration": records.ScilIterationRecord,
+    "acil_iteration": records.AcilIterationRecord,
+    "scil_summary": records.ScilSummaryRecord,
+    "acil_summary": records.AcilSummaryRecord,
+}
+# columns a source declares that its record kind does not write: the loop
+# sources share one column list for skills and agents
+SHARED_COLUMNS: dict[str, set[str]] = {
+    "scil_iteration": {"agent_file"},
+    "acil_iteration": {"skill_file"},
+    "scil_summary": {"agent_file"},
+    "acil_summary": {"skill_file"},
+}
+# the SQL types that can hold a Python type's JSON value
+ACCEPTS: dict[str, set[str]] = {
+    "str": {"VARCHAR", "JSON", "TIMESTAMP"},
+    "int": {"BIGINT", "JSON"},
+    "float": {"DOUBLE", "JSON"},
+    "bool": {"BOOLEAN", "JSON"},
+    "container": {"JSON"},
+}
+
+
+def _columns() -> dict[str, dict[str, dict[str, Any]]]:
+    spec = yaml.safe_load(SOURCES.read_text(encoding="utf-8"))
+    (output,) = [s for s in spec["sources"] if s["name"] == "output"]
+    return {t["name"]: {c["name"]: c for c in t["columns"]} for t in output["tables"]}
+
+
+def _kind(annotation: Any) -> tuple[str, bool]:
+    """(JSON kind of the annotation, whether it admits null)."""
+    origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        (kind, _), *rest = [_kind(a) for a in args]
+        assert all(k == kind for k, _ in rest), annotation
+        return kind, len(args) < len(get_args(annotation))
+    if origin is typing.Literal:
+        return type(get_args(annotation)[0]).__name__, False
+    if annotation in (str, int, float, bool):
+        return annotation.__name__, False
+    return "container", False  # list[...], TypedDicts
+
+
+def _fields(record: type) -> dict[str, tuple[str, bool, bool]]:
+    """name -> (JSON kind, nullable, always written)."""
+    hints = get_type_hints(record, include_extras=True)
+    out = {}
+    for name, hint in hints.items():
+        origin = get_origin(hint)
+        if origin in (NotRequired, Required):
+            hint = get_args(hint)[0]
+        kind, nullable = _kind(hint)
+        out[name] = (kind, nullable, name in record.__required_keys__)  # type: ignore[attr-defined]
+    return out
+
+
+def test_every_output_source_has_a_record_type() -> None:
+    # test_run is a stream event (StreamEvent and its subtypes), checked in test_stream
+    assert set(_columns()) - {"test_run"} == set(RECORDS)
+
+
+@pytest.mark.parametrize("table", sorted(RECORDS))
+def test_record_fields_are_the_source_columns(table: str) -> None:
+    columns = set(_columns()[table])
+    fields = set(_fields(RECORDS[table]))
+    assert fields - columns == set(), "written by Python, not declared in the sources YAML"
+    assert columns - fields == SHARED_COLUMNS.get(table, set()), "declared, never written"
+
+
+@pytest.mark.parametrize("table", sorted(RECORDS))
+def test_record_types_fit_the_source_types(table: str) -> None:
+    columns = _columns()[table]
+    for name, (kind, nullable, written) in _fields(RECORDS[table]).items():
+        column = columns[name]
+        assert column["data_type"] in ACCEPTS[kind], (name, kind, column["data_type"])
+        if (column.get("meta") or {}).get("required"):
+            # a field the import rejects a line without is one every writer writes, non-null
+            assert written and not nullable, (table, name)
+
+
+def test_kind_reads_optional_literals_and_containers() -> None:
+    # the helper itself, on the shapes the records use
+    assert _kind(str | None) == ("str", True)
+    assert _kind(typing.Literal["a", "b"]) == ("str", False)
+    assert _kind(list[int]) == ("container", False)
+    assert _kind(float) == ("float", False)
