@@ -28,7 +28,7 @@ select
     s.model,
     s.started_at,
     s.finished_at,
-    strptime(i.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+    {{ sw_run_started_at('i.test_run_id') }} as run_started_at
 from iterations as i
 left join {{ ref(kind ~ '_summary') }} as s
     on s.test_run_id = i.test_run_id and s.{{ entity }} is not distinct from i.{{ entity }}

@@ -30,7 +30,7 @@
     @ID@ stands for the expression -#}
 {%- set run_id_problem -%}
 case
-  when not regexp_full_match(@ID@, '[0-9]{8}T[0-9]{6}') then 'expected YYYYMMDDTHHMMSS'
+  when not regexp_full_match(@ID@, {{ sw_run_id_pattern() }}) then 'expected YYYYMMDDTHHMMSS'
   when starts_with(@ID@, '0000') then 'year 0000 is out of range 0001-9999'
   when try_cast(@ID@[5:6] as INTEGER) not between 1 and 12 then 'month ' || @ID@[5:6] || ' is out of range 01-12'
   when try_strptime(@ID@[1:8], '%Y%m%d') is null
@@ -43,7 +43,7 @@ case
 end
 {%- endset -%}
 {#- cheap test of the same rule, for every line -#}
-{%- set run_id_ok = "(regexp_full_match(@ID@, '[0-9]{8}T[0-9]{6}') and try_strptime(@ID@, '%Y%m%dT%H%M%S') is not null and not starts_with(@ID@, '0000'))" -%}
+{%- set run_id_ok = sw_run_id_ok('@ID@') -%}
 {%- set cols = src.columns.values() | list -%}
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set keep = src.meta.get('keep') -%}

@@ -89,8 +89,7 @@
 
   create or replace table memory.main._sw_rejects_{{ table }} as
   select {{ sw_sql_string(table) }} as source_table, _sw_file as file, _sw_line as line,
-         case when regexp_full_match(test_run_id, '[0-9]{8}T[0-9]{6}') and not starts_with(test_run_id, '0000')
-                   and try_strptime(test_run_id, '%Y%m%dT%H%M%S') is not null then test_run_id end as test_run_id,
+         case when {{ sw_run_id_ok('test_run_id') }} then test_run_id end as test_run_id,
          _sw_reject as reason, _sw_text as raw
   from {{ stage }} where _sw_reject is not null
   {%- if py_rejects %}

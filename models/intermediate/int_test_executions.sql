@@ -27,7 +27,7 @@ select
     r.is_error,
     r.subtype,
     r.result,
-    strptime(r.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+    {{ sw_run_started_at('r.test_run_id') }} as run_started_at
 from {{ ref('test_run') }} as r
 left join {{ ref('test_config') }} as c
     on c.test_run_id = r.test_run_id and c.test_case = r.test_case

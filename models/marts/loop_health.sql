@@ -69,7 +69,7 @@ select
     coalesce(bt.iteration <> br.iteration, false) as best_iterations_differ,
     l.max_accuracy_gap,
     l.final_accuracy_gap,
-    strptime(l.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+    {{ sw_run_started_at('l.test_run_id') }} as run_started_at
 from loops as l
 left join best_test as bt
     on bt.loop_type = l.loop_type and bt.test_run_id = l.test_run_id and bt.entity_file = l.entity_file

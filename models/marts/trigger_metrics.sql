@@ -15,6 +15,6 @@ select
     m.recall,
     m.accuracy,
     m.f1,
-    strptime(m.test_run_id, '%Y%m%dT%H%M%S') as run_started_at
+    {{ sw_run_started_at('m.test_run_id') }} as run_started_at
 from {{ ref('int_trigger_confusion') }} as m
 where m.source = 'run'

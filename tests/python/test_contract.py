@@ -117,3 +117,45 @@ def test_kind_reads_optional_literals_and_containers() -> None:
     assert _kind(typing.Literal["a", "b"]) == ("str", False)
     assert _kind(list[int]) == ("container", False)
     assert _kind(float) == ("float", False)
+
+
+# --------------------------------------------------------------------------
+# The run-ID rule: skillwalker_py.runid in Python, macros/sql/sw_run_id.sql in SQL
+
+RUN_ID_MACROS = SOURCES.parents[2] / "macros" / "sql" / "sw_run_id.sql"
+RUN_IDS = [
+    "20260301T120000", "20240229T235959", "00010101T000000", "99991231T235959",
+    "20260230T000000", "20250229T120000", "20261301T000000", "20260001T000000",
+    "20260100T000000", "20260101T240000", "20260101T236000", "20260101T235960",
+    "00000101T000000", "2026030T1120000", "20260301t120000", "20260301T12000",
+    "20260301T1200000", " 20260301T120000", "20260301T120000\n",
+    "\uff12\uff10\uff12\uff160301T120000", "20260301 120000", "", "2026-03-01T12:00:00",
+]  # fmt: skip
+
+
+def _sql_run_id_rule() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(extensions=["jinja2.ext.do"])
+    # dbt's `return` ends a macro with a value; as a plain call it renders that value
+    env.globals["return"] = lambda value: value
+    module = env.from_string(RUN_ID_MACROS.read_text(encoding="utf-8")).module
+    return module
+
+
+def test_sql_and_python_agree_on_every_run_id() -> None:
+    import duckdb
+
+    from skillwalker_py.runid import is_valid_run_id
+
+    macros = _sql_run_id_rule()
+    ok = str(macros.sw_run_id_ok("id"))  # type: ignore[attr-defined]
+    con = duckdb.connect()
+    rows = con.execute(f"select id, coalesce({ok}, false) from unnest(?) as t(id)",
+                       [RUN_IDS]).fetchall()
+    sql = dict(rows)
+    assert {i: sql[i] for i in RUN_IDS} == {i: is_valid_run_id(i) for i in RUN_IDS}
+    # the hand answers: the first four are run IDs, no other is
+    assert [i for i in RUN_IDS if sql[i]] == RUN_IDS[:4]
+    started = str(macros.sw_run_started_at("'20240229T235959'"))  # type: ignore[attr-defined]
+    assert str(con.execute(f"select {started}").fetchone()[0]) == "2024-02-29 23:59:59"
