@@ -40,11 +40,16 @@ def _run_time(run_id: str) -> datetime:
 
 
 def _base(
-    title: str, *, x_axis_type: str = "datetime", height: int = HEIGHT, **kwargs: Any
+    title: str,
+    *,
+    x_axis_type: str = "datetime",
+    width: int = WIDTH,
+    height: int = HEIGHT,
+    **kwargs: Any,
 ) -> figure:
     options: dict[str, Any] = {
         "title": title,
-        "width": WIDTH,
+        "width": width,
         "height": height,
         "x_axis_type": x_axis_type,
         "tools": "pan,box_zoom,wheel_zoom,reset,save",
@@ -54,8 +59,16 @@ def _base(
     }
     fig = figure(**options)
     fig.toolbar.logo = None
+    fig.toolbar.autohide = True
     cast(Title, fig.title).text_font_size = "13px"
     return fig
+
+
+def _legend_outside(fig: figure) -> None:
+    """Move the figure's legend to its right, off the data."""
+    legend = fig.legend[0]
+    fig.center.remove(legend)
+    fig.add_layout(legend, "right")
 
 
 def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
@@ -108,7 +121,7 @@ def run_metric_chart(summaries: Sequence[Row], column: str, title: str, fmt: str
     source = ColumnDataSource(
         {"x": [_run_time(r) for r in runs], "run": runs, "value": [totals[r] for r in runs]}
     )
-    fig = _base(title, height=200)
+    fig = _base(title, width=540, height=220)
     fig.line("x", "value", source=source, color=PALETTE[0], line_width=2)
     dots = fig.scatter("x", "value", source=source, color=PALETTE[0], size=7)
     fig.yaxis.formatter = NumeralTickFormatter(format=fmt)
@@ -150,7 +163,7 @@ def trigger_chart(triggers: Sequence[Row]) -> figure | None:
         )
         fig.hbar(y="y", right="value", height=0.34, source=source, color=color, legend_label=metric)
     fig.y_range.range_padding = 0.1  # type: ignore[attr-defined]
-    fig.legend.location = "bottom_right"
+    _legend_outside(fig)
     fig.add_tools(
         HoverTool(tooltips=[("file", "@label"), ("value", "@shown"), ("run", "@run"),
                             ("cases", "@cases")])
@@ -214,7 +227,7 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
             marker="diamond", size=18, fill_alpha=0, line_color="black", line_width=2,
             legend_label="best by train",
         )  # fmt: skip
-    fig.legend.location = "bottom_right"
+    _legend_outside(fig)
     fig.legend.click_policy = "hide"
     fig.add_tools(
         HoverTool(
