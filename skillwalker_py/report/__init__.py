@@ -1,9 +1,11 @@
 """``skillwalker-data report``: one self-contained HTML file of everything people look at.
 
->>> from skillwalker_py.report import write_report
->>> result = write_report("/nonexistent/lake", "/tmp/sw-empty-report.html")
->>> result.runs_shown, result.total_runs
-(0, 0)
+>>> from skillwalker_py.lake import LakeConfig
+>>> from skillwalker_py.report import default_out, write_report
+>>> default_out(LakeConfig.from_dir("/srv/evals/analytics/lake"))
+PosixPath('/srv/evals/analytics/report.html')
+>>> write_report("analytics/lake", "analytics/report.html", runs=50)  # doctest: +SKIP
+ReportResult(path=PosixPath('/.../analytics/report.html'), size_bytes=1893771, ...)
 
 The page shows pass rate per eval over runs; cost, tokens and duration per
 run; the latest run against the previous one; flaky tests; trigger
@@ -70,12 +72,17 @@ def write_report(
     config = LakeConfig.resolve(lake)
     data = load_report_data(config, runs, progress)
     progress("rendering")
-    html = render_report(data, runs_option=runs)
     path = Path(out).absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for piece in render_report(data, runs_option=runs):
+                fh.write(piece)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return ReportResult(
         path=path,
         size_bytes=path.stat().st_size,

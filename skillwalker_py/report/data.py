@@ -9,7 +9,7 @@ one complete build even when another build finishes while it is being read.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +23,6 @@ Progress = Callable[[str], None]
 
 MAX_REJECTED_ROWS = 500
 """Rejected lines listed in the report (all are counted)."""
-_CHUNK = 25
-"""Runs read per detail query (and per progress line)."""
 
 
 def test_anchor(eval_name: str, test_case: str) -> str:
@@ -187,54 +185,68 @@ def load_report_data(
     return data
 
 
-def _in_runs(view: str, order: str) -> str:
-    return f"select * from {view} where list_contains(?, test_run_id) order by {order}"
+_CHUNK = 200
+"""Runs named in one query (one progress line each) when not every run is shown."""
+
+
+def _by_runs(
+    lake: LakeConfig, data: ReportData, view: str, order: str, progress: Progress, what: str
+) -> Iterator[Row]:
+    """The rows of ``view`` for the runs shown: the whole view when every run is shown,
+    else in chunks of runs (a progress line per chunk)."""
+    if len(data.runs) == data.total_runs:
+        progress(f"reading {what} of {len(data.runs)} runs")
+        yield from queries.query_sql(lake, f"select * from {view} order by {order}")
+        return
+    for start in range(0, len(data.runs), _CHUNK):
+        chunk = data.runs[start : start + _CHUNK]
+        progress(f"reading {what} {start + len(chunk)}/{len(data.runs)} runs")
+        yield from queries.query_sql(
+            lake,
+            f"select * from {view} where list_contains(?, test_run_id) order by {order}",
+            [chunk],
+        )
 
 
 def _load_run_details(lake: LakeConfig, data: ReportData, progress: Progress) -> None:
     by_run = {run_id: RunDetails(run_id, []) for run_id in data.runs}
     for s in data.summaries:
         by_run[s["test_run_id"]].summaries.append(s)
-    parts: Sequence[tuple[str, str, str]] = (
-        ("tests", "test_run_detail_tests", "eval, test_name"),
-        ("expectations", "test_run_detail_expectations", "eval, test_name, expect_index"),
-        ("judge_groups", "test_run_detail_judge_criteria", "eval, test_name, expect_index"),
-        ("output_files", "test_run_detail_output_files", "eval, test_name, file_path"),
-    )
-    for start in range(0, len(data.runs), _CHUNK):
-        chunk = data.runs[start : start + _CHUNK]
-        progress(f"reading run details {start + len(chunk)}/{len(data.runs)}")
-        for attr, view, order in parts:
-            for row in queries.query_sql(lake, _in_runs(view, order), [chunk]):
-                getattr(by_run[row["test_run_id"]], attr).append(row)
+    parts: Sequence[tuple[str, str, str, str]] = (
+        ("tests", "test_run_detail_tests", "eval, test_name", "tests"),
+        ("expectations", "test_run_detail_expectations", "eval, test_name, expect_index",
+         "expectations"),
+        ("judge_groups", "test_run_detail_judge_criteria", "eval, test_name, expect_index",
+         "judge criteria"),
+        ("output_files", "test_run_detail_output_files", "eval, test_name, file_path",
+         "captured files"),
+    )  # fmt: skip
+    for attr, view, order, what in parts:
+        for row in _by_runs(lake, data, view, order, progress, what):
+            getattr(by_run[row["test_run_id"]], attr).append(row)
     data.run_details = [by_run[r] for r in reversed(data.runs)]  # newest first
 
 
 def _load_test_histories(lake: LakeConfig, data: ReportData, progress: Progress) -> None:
-    progress("reading test histories")
     overall = {
         (r["eval"], r["test_case"]): r
         for r in analytics.query_test_history(lake, current_only=True)
     }
     tests: dict[tuple[str, str], TestHistory] = {}
-    for start in range(0, len(data.runs), _CHUNK * 4):
-        chunk = data.runs[start : start + _CHUNK * 4]
-        rows = queries.query_sql(
-            lake, _in_runs("test_run_status", "eval, test_name, test_run_id"), [chunk]
-        )
-        for row in rows:
-            key = (row["eval"], row["test_case"])
-            history = tests.get(key)
-            if history is None:
-                history = tests[key] = TestHistory(
-                    anchor=test_anchor(*key),
-                    eval=row["eval"],
-                    test_case=row["test_case"],
-                    test_name=row["test_name"],
-                    overall=overall.get(key),
-                    executions=[],
-                )
-            history.executions.append(row)
+    order = "eval, test_name, test_run_id"
+    for row in _by_runs(lake, data, "test_run_status", order, progress, "test histories"):
+        key = (row["eval"], row["test_case"])
+        history = tests.get(key)
+        if history is None:
+            history = tests[key] = TestHistory(
+                anchor=test_anchor(*key),
+                eval=row["eval"],
+                test_case=row["test_case"],
+                test_name=row["test_name"],
+                overall=overall.get(key),
+                executions=[],
+            )
+        history.executions.append(row)
     data.tests = sorted(tests.values(), key=lambda t: (t.eval, t.test_name, t.test_case))
     for t in data.tests:
         t.executions.sort(key=lambda r: r["test_run_id"], reverse=True)

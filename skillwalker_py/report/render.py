@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Iterator
 from typing import Any
 
 import jinja2
@@ -98,8 +99,11 @@ def _charts(data: ReportData) -> dict[str, Any]:
     return {name: fig for name, fig in found.items() if fig is not None}
 
 
-def render_report(data: ReportData, *, runs_option: int | None) -> str:
-    """The whole HTML page. ``runs_option``: the ``--runs`` asked for (None: ``--all``)."""
+def render_report(data: ReportData, *, runs_option: int | None) -> Iterator[str]:
+    """The HTML page, in pieces (a long history never sits in memory as one string).
+
+    ``runs_option``: the ``--runs`` asked for (None: ``--all``).
+    """
     figures = _charts(data)
     nonce = secrets.token_urlsafe(18)
     script: str = ""
@@ -109,7 +113,7 @@ def render_report(data: ReportData, *, runs_option: int | None) -> str:
         script, divs = components(figures, wrap_script=False)
         bokeh_js = "\n".join(Resources(mode="inline", components=["bokeh"]).js_raw)
     template = _environment().get_template("report.html.j2")
-    return template.render(
+    return template.generate(
         data=data,
         divs=divs,
         chart_script=script,

@@ -197,6 +197,19 @@ def _shot(page: Any, name: str, **kwargs: Any) -> bytes:
     return png
 
 
+def _docs_screenshot(png: bytes) -> None:
+    """The first screen as a small PNG (64 colours) for the README: ``docs/report.png``
+    is a copy of ``tests/artifacts/report/report.png``."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    image = Image.open(BytesIO(png)).convert("RGB")
+    small = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(ARTIFACTS / "report.png", optimize=True)
+    assert (ARTIFACTS / "report.png").stat().st_size < 150_000
+
+
 # ----------------------------------------------------------------------------- fixtures
 
 
@@ -221,7 +234,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     report = _report(sample)
-    assert "report: reading run details 6/6" in report.stderr
+    assert "report: reading judge criteria of 6 runs" in report.stderr
     assert f"wrote {report.path} (" in report.stdout
     assert "6 of 6 test runs" in report.stdout
     seen = Page()
@@ -241,7 +254,7 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
         assert _coloured_pixels(png) > 200, f"{chart['name']}: no coloured glyphs drawn"
     # pass rate: 3 evals x 6 runs, a line and a marker each
     assert state[0]["points"] == 2 * 3 * 6
-    _shot(page, "sample-first-screen.png")
+    _docs_screenshot(_shot(page, "sample-first-screen.png"))
     _shot(page, "sample-full.png", full_page=True)
 
     # the latest run against the previous one, flaky tests, loops with the best iterations
@@ -281,6 +294,7 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
 def test_runs_option_limits_the_report(sample: Path, browser: Any) -> None:
     report = _report(sample, "--runs", "2")
     assert "2 of 6 test runs (--all for every run)" in report.stdout
+    assert "report: reading tests 2/2 runs" in report.stderr
     seen = Page()
     page = _open(browser, report.path, seen)
     _wait_for_charts(page)
