@@ -49,9 +49,9 @@ def run(args: argparse.Namespace, config: LakeConfig) -> int:
     else:
         shown = f"{result.runs_shown} of {result.total_runs} test runs"
         if result.runs_shown < result.total_runs:
-            shown += " (--all for every run)"
-    print(
-        f"skillwalker-data: wrote {result.path} ({result.size_bytes / 1024 / 1024:.1f} MiB, "
-        f"{shown}) in {result.seconds:.1f} s"
-    )
+            shown += "; --all for every run"
+    size = result.size_bytes / 1024
+    shown_size = f"{size:.0f} KiB" if size < 1024 else f"{size / 1024:.1f} MiB"
+    took = f"{result.seconds:.1f} s"
+    print(f"skillwalker-data: wrote {result.path} ({shown_size}, {shown}) in {took}")
     return 0
