@@ -374,3 +374,20 @@ def test_artifacts_are_ignored_by_git() -> None:
         ["git", "check-ignore", "-q", str(ARTIFACTS / "x.png")], cwd=REPO, timeout=60
     )
     assert proc.returncode == 0
+
+
+def test_as_of_reads_the_build_asked_for(sample: Path) -> None:
+    from skillwalker_py import lake
+
+    (build,) = lake.builds(sample / "lake")  # the sample fixture built once
+    report = _report(sample, "--as-of", str(build["snapshot_id"]))
+    html = report.path.read_text(encoding="utf-8")
+    assert f"build snapshot {build['snapshot_id']};" in html
+    proc = subprocess.run(
+        [str(CLI), "report", "--lake-dir", str(sample / "lake"), "--as-of", "previous"],
+        env=_env(sample), cwd=sample, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "skillwalker-data: error: the lake has no previous build (1 readable builds)"
+    ]
