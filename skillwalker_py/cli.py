@@ -14,6 +14,7 @@
     skillwalker-data rejected                  input lines that could not be imported
     skillwalker-data builds                    the finished builds and their snapshots
     skillwalker-data attach                    the SQL that attaches the last finished build
+    skillwalker-data report [--runs N|--all]   one self-contained HTML report
 
 Paths come from options, else the environment (SKILLWALKER_OUTPUT_DIR,
 SKILLWALKER_LAKE_DIR), else the defaults ``output`` and ``analytics/lake``
@@ -686,6 +687,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the SQL that attaches the lake's last finished build (for DuckDB itself)",
     )  # fmt: skip
     p.set_defaults(func=cmd_attach)
+
+    from skillwalker_py.report import command as report  # the command's code lives there
+
+    p = sub.add_parser("report", parents=[common], help="write the self-contained HTML report")
+    report.add_arguments(p)
+    p.set_defaults(func=lambda args: report.run(args, _lake_config(args)))
     return parser
 
 

@@ -18,6 +18,7 @@ MODULES = [
     "skillwalker_py.markers",
     "skillwalker_py.phase",
     "skillwalker_py.prompts",
+    "skillwalker_py.report",
     "skillwalker_py.runid",
     "skillwalker_py.split",
     "skillwalker_py.stream",

@@ -1,0 +1,137 @@
+"""Render :class:`~skillwalker_py.report.data.ReportData` as one self-contained HTML file.
+
+The page is a Jinja2 template (``templates/report.html.j2``, autoescaped: every
+user string is escaped) with BokehJS inlined once from the installed ``bokeh``
+package, so it works offline, opened from disk. A Content-Security-Policy
+allows no network at all and only the page's own scripts (by nonce): even a
+string that escaped escaping could neither run nor load anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import jinja2
+from bokeh.embed import components
+from bokeh.resources import Resources
+
+from skillwalker_py.report import charts
+from skillwalker_py.report.data import ReportData, test_anchor
+
+__all__ = ["MAX_TEXT", "render_report"]
+
+MAX_TEXT = 10_000
+"""Characters of one long text (a result, a file's content, a rejected line) shown."""
+
+
+def _clip(value: Any, limit: int = MAX_TEXT) -> str:
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit:,} more characters not shown)"
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _pct(value: Any) -> str:
+    return "" if value is None else f"{float(value):.0%}"
+
+
+def _signed(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return ""
+    return f"{value:+.{digits}g}" if isinstance(value, float) else f"{value:+,}"
+
+
+def _duration(ms: Any) -> str:
+    return "" if ms is None else f"{ms / 1000:,.1f} s"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:,.0f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:,.1f} MiB"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("skillwalker_py.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        clip=_clip, num=_num, pct=_pct, signed=_signed, duration=_duration, size=_size
+    )
+    env.globals["test_anchor"] = test_anchor
+    return env
+
+
+def _charts(data: ReportData) -> dict[str, Any]:
+    found = {
+        "pass_rate": charts.pass_rate_chart(data.summaries),
+        "cost": charts.run_metric_chart(data.summaries, "total_cost_usd", "Cost (USD)", "$0.00"),
+        "tokens": charts.run_metric_chart(data.summaries, "output_tokens", "Output tokens", "0,0"),
+        "input_tokens": charts.run_metric_chart(
+            data.summaries, "input_tokens", "Input tokens", "0,0"
+        ),
+        "duration": charts.run_metric_chart(
+            data.summaries, "duration_ms", "Duration (ms, summed over tests)", "0,0"
+        ),
+        "triggers": charts.trigger_chart(data.triggers),
+    }
+    for loop in data.loops:
+        h = loop.health
+        title = f"{h['loop_type'].upper()} {h['test_run_id']}: {h['entity_file']}"
+        found[loop.anchor] = charts.loop_chart(title, loop.iterations)
+    return {name: fig for name, fig in found.items() if fig is not None}
+
+
+def render_report(data: ReportData, *, runs_option: int | None) -> Iterator[str]:
+    """The HTML page, in pieces (a long history never sits in memory as one string).
+
+    ``runs_option``: the ``--runs`` asked for (None: ``--all``).
+    """
+    figures = _charts(data)
+    nonce = secrets.token_urlsafe(18)
+    script: str = ""
+    divs: dict[str, str] = {}
+    bokeh_js = ""
+    if figures:
+        script, divs = components(figures, wrap_script=False)
+        bokeh_js = "\n".join(Resources(mode="inline", components=["bokeh"]).js_raw)
+    template = _environment().get_template("report.html.j2")
+    return template.generate(
+        data=data,
+        divs=divs,
+        chart_script=script,
+        bokeh_js=bokeh_js,
+        nonce=nonce,
+        runs_option=runs_option,
+        generated_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        changes=_changes(data),
+    )
+
+
+def _changes(data: ReportData) -> dict[str, list[dict[str, Any]]]:
+    """The latest run's changed tests, by kind of change."""
+    kinds: dict[str, list[dict[str, Any]]] = {
+        "regressed": [], "fixed": [], "new": [], "disappeared": [], "unknown": [],
+    }  # fmt: skip
+    if data.comparison is not None:
+        for t in data.comparison["tests"]:
+            if t["change"] in kinds:
+                kinds[t["change"]].append(t)
+    return kinds
