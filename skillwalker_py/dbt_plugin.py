@@ -84,7 +84,7 @@ class Plugin(BasePlugin):
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
 
-        lake.load_extensions(conn)
+        lake.load_extensions(conn, self.lake.catalog if self.lake is not None else None)
         functions: dict[str, Callable[[str], str]] = {
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),
