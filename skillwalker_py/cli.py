@@ -471,7 +471,17 @@ COMPARE_TEST_COLUMNS = [
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    if args.head_run_id is None:
+    if args.as_of_base is not None:
+        if args.head_run_id is not None:
+            raise UsageError("--as-of-base compares one run with itself: give one RUN_ID")
+        run = validate_run_id(args.base_run_id)
+        across = analytics.query_run_across_builds(_lake(args), run, args.as_of_base)
+        result: analytics.RunComparison = across
+        title = (
+            f"Run {run} as of the build of snapshot {across['head_snapshot_id']} against "
+            f"itself as of snapshot {across['base_snapshot_id']}"
+        )
+    elif args.head_run_id is None:
         head = validate_run_id(args.base_run_id)
         result = analytics.query_previous_run_comparison(_lake(args), head)
         if not result["summary"]:
@@ -650,10 +660,16 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", parents=[reader],
         help="regressions, fixes, new and disappeared tests between two runs",
         description="compare BASE_RUN_ID HEAD_RUN_ID: the two runs; compare RUN_ID: the run "
-        "against the previous run of each of its evals.",
+        "against the previous run of each of its evals; compare RUN_ID --as-of-base BUILD: "
+        "the run as of the last build (or --as-of) against itself as of BUILD "
+        "(what a re-evaluation changed).",
     )  # fmt: skip
     p.add_argument("base_run_id", metavar="BASE_RUN_ID")
     p.add_argument("head_run_id", metavar="HEAD_RUN_ID", nargs="?")
+    p.add_argument(
+        "--as-of-base", metavar="BUILD",
+        help="compare the run with itself as of this earlier build (as --as-of takes it)",
+    )  # fmt: skip
     p.add_argument("--all", action="store_true", help="also list unchanged tests")
     p.set_defaults(func=cmd_compare)
 
