@@ -27,20 +27,21 @@ See docs/cli.md for an example of each command's output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime as dt
 import io
 import json
 import os
-import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from skillwalker_py import analytics, build_state, queries
+from skillwalker_py import analytics, build_state, conflicts, queries
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import LakeConfig, at_build, builds
@@ -286,9 +287,21 @@ def _dbt_build(args: argparse.Namespace, paths: dict[str, Path], extra: list[str
             env.pop(name, None)
     proj = project_dir()
     dbt = Path(sys.executable).with_name("dbt")
-    cmd = [str(dbt) if dbt.is_file() else "dbt", "build", "--project-dir", str(proj),
-           "--profiles-dir", str(proj), *extra]  # fmt: skip
-    return subprocess.call(cmd, env=env, cwd=proj)
+    flags = ["--project-dir", str(proj), "--profiles-dir", str(proj)]
+    dbt_cmd = str(dbt) if dbt.is_file() else "dbt"
+    with contextlib.ExitStack() as stack:
+        if _lake_config(args).sqlite_file is None and "DBT_TARGET_PATH" not in env:
+            # a shared lake: builds from one checkout run at once, each needs its own
+            # run_results.json for `dbt retry`
+            env["DBT_TARGET_PATH"] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="skillwalker-build-"))  # fmt: skip
+        target = Path(env.get("DBT_TARGET_PATH") or "target")
+        return conflicts.build(
+            [dbt_cmd, "build", *flags, *extra], [dbt_cmd, "retry", *flags], env=env, cwd=proj,
+            target_dir=target if target.is_absolute() else proj / target,
+            attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")),
+        )  # fmt: skip
+    raise AssertionError("unreachable")
 
 
 def _version() -> str:

@@ -166,11 +166,28 @@ class LakeConfig:
         fail on, a build's commit ("database is locked") and a build never waits for readers."""
         sqlite = self.sqlite_file
         if sqlite is None:
+            self._create_server_lake()
             return
         sqlite.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(sqlite)
         try:
             con.execute("pragma journal_mode=wal")
+        finally:
+            con.close()
+
+    def _create_server_lake(self) -> None:
+        """A lake in a catalog server (PostgreSQL) that does not exist yet is created here,
+        before dbt attaches it: two builds that both find no lake try to create it at once,
+        and the one that loses that race (PostgreSQL refuses its second CREATE TABLE) goes
+        on with the lake the other one created."""
+        con = duckdb.connect()
+        try:
+            load_extensions(con, self.catalog)
+            try:
+                con.execute(self.attach_sql("sw_create", read_only=False))
+            except duckdb.Error:
+                if open_instance(self, "sw_check") is None:
+                    raise
         finally:
             con.close()
 
