@@ -174,13 +174,14 @@ def format_team(team: Json) -> list[str]:
     """The team phase: the embedded catalog beside the PostgreSQL one."""
     lines = ["", f"######## team phase: N={team['n']} runs ({team['layout']}), embedded "
              "(SQLite) catalog beside PostgreSQL",
-             f"  {'catalog':10} {'full build':>11} {'+1 run':>9} {'connect':>9} "
-             f"{'summaries':>10} {'per_test 1 run':>15}"]
+             f"  {'catalog':10} {'full build':>11} {'+1 run':>9} {'+1 run CPU':>11} "
+             f"{'connect':>9} {'summaries':>10} {'per_test 1 run':>15}"]
     for name, c in team["catalogs"].items():
         q = c["queries"]
         full, plus = c["full_build"]["median_s"], c["plus_one_build"]["median_s"]
+        cpu = c["plus_one_build"].get("cpu_median_s") or 0.0
         lines.append(
-            f"  {name:10} {full:>9.2f} s {plus:>7.2f} s"
+            f"  {name:10} {full:>9.2f} s {plus:>7.2f} s {cpu:>9.2f} s"
             f" {q['first_connect_s']:>7.2f} s {q['test_run_summaries']['median_ms']:>7.1f} ms"
             f" {q['per_test_one_run']['median_ms']:>12.1f} ms")
     ratio = team["plus_one_postgres_over_sqlite"]
