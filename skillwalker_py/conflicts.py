@@ -7,9 +7,11 @@ runs into one table), commits again on top of it, up to
 ``ducklake_max_retry_count`` times (``profiles.yml``). What it cannot settle
 is a *logical* conflict, which it reports as an error: two builds replacing
 the same view at once (dbt's view materialization creates ``<view>__dbt_tmp``
-and ``<view>__dbt_backup``), or re-loading the same seed, or one deleting rows
-of a table the other inserts into (a re-evaluated run). The losing model
-fails; its transaction is rolled back whole, so nothing is half-written.
+and ``<view>__dbt_backup``; the loser fails at its commit, or earlier when it
+finds the other build's ``__dbt_backup`` committed), or re-loading the same
+seed, or one deleting rows of a table the other inserts into (a re-evaluated
+run). The losing model fails; its transaction is rolled back whole, so
+nothing is half-written.
 
 dbt's own ``dbt retry`` then runs the failed and skipped nodes again from the
 saved ``run_results.json``; :func:`build` does that, up to ``attempts`` times,
@@ -31,6 +33,10 @@ __all__ = ["CONFLICT_MARKERS", "build", "lost_commit_races"]
 
 CONFLICT_MARKERS = ("Transaction conflict", "Failed to commit DuckLake transaction")
 """Text of the errors DuckLake raises for a commit that conflicts with another one."""
+_INTERMEDIATE_TAKEN = ("another entry with this name already exists", "__dbt_")
+"""The other race: dbt's view materialization renames a view to ``<view>__dbt_backup``
+(or creates ``<view>__dbt_tmp``) while another build's copy of that name is committed;
+its next attempt drops the leftover first."""
 _FAILED = ("error", "fail", "runtime error")
 
 
@@ -45,12 +51,14 @@ def lost_commit_races(run_results: Path) -> list[str]:
     except (OSError, ValueError, KeyError):
         return []
     failed = [r for r in results if str(r.get("status")).lower() in _FAILED]
-    races = [
-        str(r.get("unique_id"))
-        for r in failed
-        if any(marker in str(r.get("message") or "") for marker in CONFLICT_MARKERS)
-    ]
+    races = [str(r.get("unique_id")) for r in failed if _is_race(str(r.get("message") or ""))]
     return races if len(races) == len(failed) else []
+
+
+def _is_race(message: str) -> bool:
+    return any(marker in message for marker in CONFLICT_MARKERS) or all(
+        part in message for part in _INTERMEDIATE_TAKEN
+    )
 
 
 def build(
