@@ -12,13 +12,16 @@ figure means and gives the figures of the last full run):
    rows held as native DuckDB tables, in one process; the connect time;
 4. a long history (thousands of small runs): the same figures there;
 5. the engine ratio (full build - no-op build) / a bare DuckDB COPY of the
-   same test-run files (reported with its target, as before).
+   same test-run files (reported with its target, as before);
+6. with ``--postgres`` (``--team-only``: this alone): the +1-run build and view
+   queries on a PostgreSQL catalog beside the embedded one (``swbench/team.py``).
 
 Usage::
 
     python bench/run.py                 # the default series (see bench/README.md)
     python bench/run.py --quick         # tiny sizes, same code paths (test suite)
     python bench/run.py --sizes 10,50 --layouts per-run --long-runs 0
+    python bench/run.py --sizes 50 --long-runs 0 --team-only   # the PostgreSQL catalog phase
 
 Generated histories are cached under ``--work-dir`` (default ``bench/work/``).
 Results go to ``bench/results/<timestamp>.json`` and ``latest.json`` (or ``--results``).
@@ -59,6 +62,7 @@ from swbench.measure import Plan, measure_layout, memory_limit
 from swbench.pool import Series, load_or_generate_pool
 from swbench.project import Project
 from swbench.report import report, targets
+from swbench.team import measure_team
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class Config:
     project_dir: Path
     quick: bool
     jobs: int
+    postgres: bool = False
+    team_only: bool = False
 
     def as_json(self) -> Json:
         return {
@@ -79,6 +85,8 @@ class Config:
             "project_dir": str(self.project_dir),
             "quick": self.quick,
             "jobs": self.jobs,
+            "postgres": self.postgres,
+            "team_only": self.team_only,
             "memory_limit": memory_limit(),
         }
 
@@ -110,6 +118,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "first on PYTHONPATH of every process")
     add("--seed", type=int, default=42, help="generator seed (default 42)")
     add("--jobs", type=int, help="layouts measured at the same time (default 1; quick 2)")
+    add("--postgres", action="store_true",
+        help="also the team phase: +1-run build and view queries on a PostgreSQL catalog "
+        "beside the embedded one (largest N of the main series, per-run layout)")
+    add("--team-only", action="store_true", help="only the team phase (implies --postgres)")
     add("--copy-worker", type=Path, help=argparse.SUPPRESS)
     add("--views-worker", type=Path, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -154,6 +166,8 @@ def make_config(ns: argparse.Namespace) -> Config:
         project_dir=ns.project_dir.resolve(),
         quick=quick,
         jobs=max(1, jobs),
+        postgres=bool(ns.postgres or ns.team_only),
+        team_only=bool(ns.team_only),
     )
 
 
@@ -247,7 +261,14 @@ def run(cfg: Config) -> Json:
         "project": project_info(cfg.project_dir),
         "load_at_start": round(os.getloadavg()[0], 2),
     }}
-    res["series"] = {s.name: run_series(cfg, s) for s in cfg.series}
+    if not cfg.team_only:
+        res["series"] = {s.name: run_series(cfg, s) for s in cfg.series}
+    else:
+        res["series"] = {}
+    if cfg.postgres:
+        main = cfg.series[0]
+        res["team"] = measure_team(main, load_or_generate_pool(main, cfg.work_dir),
+                                   cfg.work_dir, cfg.project_dir, cfg.repeat)
     loads = list(_loads(res["series"]))
     res["meta"]["mean_load"] = round(sum(loads) / len(loads), 2) if loads else 0.0
     res["meta"]["generation_s"] = sum(s["generation_s"] or 0.0 for s in res["series"].values())

@@ -17,17 +17,24 @@ build, list queries return ``[]`` and queries about one run raise
 
 >>> query_flaky_tests("/nonexistent/data")
 []
+
+A run compared with itself as an earlier build left it (what a
+re-evaluation changed, :func:`query_run_across_builds`) uses two more table
+macros of the same origin, ``compare_run_builds`` and
+``compare_run_builds_summary``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+from skillwalker_py.lake import ALIAS, LakeConfig, at_build, open_instance
 from skillwalker_py.queries import LakeArg, NotFoundError, query_sql
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
     "LoopType",
+    "RunBuildComparison",
     "RunComparison",
     "query_flaky_tests",
     "query_loop_health",
@@ -35,6 +42,7 @@ __all__ = [
     "query_loop_trigger_metrics",
     "query_previous_run_comparison",
     "query_rejected_lines",
+    "query_run_across_builds",
     "query_run_comparison",
     "query_run_comparison_summaries",
     "query_test_history",
@@ -53,6 +61,13 @@ class RunComparison(TypedDict):
     head_run_id: str
     summary: list[Row]
     tests: list[Row]
+
+
+class RunBuildComparison(RunComparison):
+    """One run compared with itself: as of an earlier build (base) and a later one (head)."""
+
+    base_snapshot_id: int
+    head_snapshot_id: int
 
 
 # Order of the per-test rows of a comparison: by eval, the changes that need a
@@ -159,6 +174,81 @@ def query_previous_run_comparison(lake: PathLike, test_run_id: str) -> RunCompar
         "head_run_id": run_id,
         "summary": summary,
         "tests": tests,
+    }
+
+
+def query_run_across_builds(
+    lake: PathLike, test_run_id: str, base_build: str, head_build: str | None = None
+) -> RunBuildComparison:
+    """Compare a run with itself as two builds left it: what a re-evaluation changed.
+
+    ``base_build`` and ``head_build`` name finished builds as
+    :func:`skillwalker_py.lake.at_build` takes them (a build id or its start,
+    ``previous``, ``latest``, a snapshot id); the head defaults to the build
+    ``lake`` names (a LakeConfig from ``at_build``), else the latest. The rows
+    have the columns of :func:`query_run_comparison` with ``base_run_id`` =
+    ``test_run_id`` = the run: ``regressed`` is a test that passed as of the
+    base build and fails as of the head build.
+
+    Raises :class:`~skillwalker_py.queries.NotFoundError` when the run is not
+    in one of the two builds, :class:`~skillwalker_py.lake.LakeError` for an
+    unknown or expired build.
+
+    >>> query_run_across_builds("/nonexistent/lake", "20260306T120500", "previous")
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.lake.LakeError: the lake has no previous build (0 readable builds)
+    """
+    run_id = validate_run_id(test_run_id)
+    config = LakeConfig.resolve(lake)
+    base = at_build(config, base_build)
+    head = at_build(config, head_build or str(config.snapshot or "latest"))
+    assert base.snapshot is not None and head.snapshot is not None  # at_build sets them
+    con = open_instance(base, ALIAS, snapshot=base.snapshot)
+    if con is None:
+        raise NotFoundError(f"Test run not found: {run_id} (the lake has no build)")
+    try:
+        # the base build's rows of the run into this connection's temporary tables, then
+        # the head build attached in the base build's place: one query sees both
+        for table, view in (("sw_base_status", "test_run_status"),
+                            ("sw_base_summaries", "test_run_summaries")):  # fmt: skip
+            con.execute(
+                f"create temp table {table} as select * from {ALIAS}.main.{view} "
+                "where test_run_id = ?",
+                [run_id],
+            )
+        for label, build in (("base", base), ("head", head)):
+            if label == "head":
+                con.execute(f"detach {ALIAS}")
+                con.execute(head.attach_sql(ALIAS, snapshot=head.snapshot))
+                found = con.execute(
+                    f"select count(*) from {ALIAS}.main.test_run_status where test_run_id = ?",
+                    [run_id],
+                ).fetchone()
+            else:
+                found = con.execute("select count(*) from temp.main.sw_base_status").fetchone()
+            if found == (0,):
+                raise NotFoundError(
+                    f"Test run not found: {run_id} (not in the build of snapshot {build.snapshot})"
+                )
+        args = "?, 'temp.main.sw_base_status', 'temp.main.sw_base_summaries'"
+        result: dict[str, list[Row]] = {}
+        for key, sql in (
+            ("summary", f"select * from {ALIAS}.main.compare_run_builds_summary({args})"),
+            ("tests", f"select * from {ALIAS}.main.compare_run_builds({args})"),
+        ):
+            cur = con.execute(sql, [run_id])
+            names = [d[0] for d in cur.description or []]
+            result[key] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
+    return {
+        "base_run_id": run_id,
+        "head_run_id": run_id,
+        "summary": result["summary"],
+        "tests": result["tests"],
+        "base_snapshot_id": base.snapshot,
+        "head_snapshot_id": head.snapshot,
     }
 
 

@@ -20,7 +20,7 @@ import duckdb
 import yaml
 
 from skillwalker_py import ingest
-from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, load_extensions
+from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
 
 __all__ = ["runs_not_in_output", "storage_sources", "up_to_date"]
 
@@ -39,12 +39,7 @@ def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, 
 
 
 def _open(config: LakeConfig) -> duckdb.DuckDBPyConnection | None:
-    if not config.exists():
-        return None
-    con = duckdb.connect()
-    load_extensions(con)
-    con.execute(config.attach_sql(ALIAS))
-    return con
+    return open_instance(config, ALIAS)
 
 
 def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:

@@ -28,20 +28,21 @@ See docs/cli.md for an example of each command's output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime as dt
 import io
 import json
 import os
-import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from skillwalker_py import analytics, build_state, queries
+from skillwalker_py import analytics, build_state, conflicts, queries
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import LakeConfig, at_build, builds
@@ -287,9 +288,21 @@ def _dbt_build(args: argparse.Namespace, paths: dict[str, Path], extra: list[str
             env.pop(name, None)
     proj = project_dir()
     dbt = Path(sys.executable).with_name("dbt")
-    cmd = [str(dbt) if dbt.is_file() else "dbt", "build", "--project-dir", str(proj),
-           "--profiles-dir", str(proj), *extra]  # fmt: skip
-    return subprocess.call(cmd, env=env, cwd=proj)
+    flags = ["--project-dir", str(proj), "--profiles-dir", str(proj)]
+    dbt_cmd = str(dbt) if dbt.is_file() else "dbt"
+    with contextlib.ExitStack() as stack:
+        if _lake_config(args).sqlite_file is None and "DBT_TARGET_PATH" not in env:
+            # a shared lake: builds from one checkout run at once, each needs its own
+            # run_results.json for `dbt retry`
+            env["DBT_TARGET_PATH"] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="skillwalker-build-"))  # fmt: skip
+        target = Path(env.get("DBT_TARGET_PATH") or "target")
+        return conflicts.build(
+            [dbt_cmd, "build", *flags, *extra], [dbt_cmd, "retry", *flags], env=env, cwd=proj,
+            target_dir=target if target.is_absolute() else proj / target,
+            attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")),
+        )  # fmt: skip
+    raise AssertionError("unreachable")
 
 
 def _version() -> str:
@@ -472,7 +485,17 @@ COMPARE_TEST_COLUMNS = [
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    if args.head_run_id is None:
+    if args.as_of_base is not None:
+        if args.head_run_id is not None:
+            raise UsageError("--as-of-base compares one run with itself: give one RUN_ID")
+        run = validate_run_id(args.base_run_id)
+        across = analytics.query_run_across_builds(_lake(args), run, args.as_of_base)
+        result: analytics.RunComparison = across
+        title = (
+            f"Run {run} as of the build of snapshot {across['head_snapshot_id']} against "
+            f"itself as of snapshot {across['base_snapshot_id']}"
+        )
+    elif args.head_run_id is None:
         head = validate_run_id(args.base_run_id)
         result = analytics.query_previous_run_comparison(_lake(args), head)
         if not result["summary"]:
@@ -651,10 +674,16 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", parents=[reader],
         help="regressions, fixes, new and disappeared tests between two runs",
         description="compare BASE_RUN_ID HEAD_RUN_ID: the two runs; compare RUN_ID: the run "
-        "against the previous run of each of its evals.",
+        "against the previous run of each of its evals; compare RUN_ID --as-of-base BUILD: "
+        "the run as of the last build (or --as-of) against itself as of BUILD "
+        "(what a re-evaluation changed).",
     )  # fmt: skip
     p.add_argument("base_run_id", metavar="BASE_RUN_ID")
     p.add_argument("head_run_id", metavar="HEAD_RUN_ID", nargs="?")
+    p.add_argument(
+        "--as-of-base", metavar="BUILD",
+        help="compare the run with itself as of this earlier build (as --as-of takes it)",
+    )  # fmt: skip
     p.add_argument("--all", action="store_true", help="also list unchanged tests")
     p.set_defaults(func=cmd_compare)
 

@@ -63,6 +63,8 @@ class Plugin(BasePlugin):
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
         snapshot) takes the embedded lake's build lock, held until the process exits.
+        With a PostgreSQL catalog there is no lock (builds from several machines run at
+        once, see skillwalker_py.conflicts); the lake is created if it does not exist yet.
 
         Taking it this early matters: dbt reads the lake's relations right after
         connecting, and a second build that waited for the lock must see the tables
@@ -72,7 +74,10 @@ class Plugin(BasePlugin):
         from dbt.flags import get_flags
 
         flags = get_flags()  # type: ignore[no-untyped-call]
-        if self.lock_file is None or getattr(flags, "WHICH", None) not in _WRITERS:
+        if self.lake is None or getattr(flags, "WHICH", None) not in _WRITERS:
+            return
+        if self.lock_file is None:  # a catalog server: builds run at once, no lock
+            self.lake.prepare()  # creates the lake when it does not exist yet
             return
         dbt_vars = getattr(flags, "VARS", None) or {}
         given = dbt_vars.get("lock_timeout_seconds") if isinstance(dbt_vars, dict) else None
@@ -84,7 +89,7 @@ class Plugin(BasePlugin):
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
 
-        lake.load_extensions(conn)
+        lake.load_extensions(conn, self.lake.catalog if self.lake is not None else None)
         functions: dict[str, Callable[[str], str]] = {
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),

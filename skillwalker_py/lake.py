@@ -46,6 +46,7 @@ __all__ = [
     "connect",
     "finished_snapshot",
     "load_extensions",
+    "open_instance",
 ]
 
 ALIAS = "lake"
@@ -73,15 +74,21 @@ def _extension_file(module: Any, name: str) -> str:
     return str(path)
 
 
-def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
-    """LOAD the DuckLake and SQLite extensions from their installed PyPI packages."""
+def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
+    """LOAD the DuckLake and SQLite extensions from their installed PyPI packages, and the
+    PostgreSQL one too when ``catalog`` (what follows ``ducklake:``) is ``postgres:...``."""
     import duckdb_extension_ducklake  # type: ignore[import-untyped]
     import duckdb_extension_sqlite_scanner  # type: ignore[import-untyped]
 
-    for module, name in (
+    modules: list[tuple[Any, str]] = [
         (duckdb_extension_ducklake, "ducklake"),
         (duckdb_extension_sqlite_scanner, "sqlite_scanner"),
-    ):
+    ]
+    if catalog is not None and catalog.startswith(("postgres:", "postgresql:")):
+        import duckdb_extension_postgres_scanner  # type: ignore[import-untyped]
+
+        modules.append((duckdb_extension_postgres_scanner, "postgres_scanner"))
+    for module, name in modules:
         path = _extension_file(module, name).replace("'", "''")
         con.execute(f"LOAD '{path}'")
 
@@ -159,11 +166,28 @@ class LakeConfig:
         fail on, a build's commit ("database is locked") and a build never waits for readers."""
         sqlite = self.sqlite_file
         if sqlite is None:
+            self._create_server_lake()
             return
         sqlite.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(sqlite)
         try:
             con.execute("pragma journal_mode=wal")
+        finally:
+            con.close()
+
+    def _create_server_lake(self) -> None:
+        """A lake in a catalog server (PostgreSQL) that does not exist yet is created here,
+        before dbt attaches it: two builds that both find no lake try to create it at once,
+        and the one that loses that race (PostgreSQL refuses its second CREATE TABLE) goes
+        on with the lake the other one created."""
+        con = duckdb.connect()
+        try:
+            load_extensions(con, self.catalog)
+            try:
+                con.execute(self.attach_sql("sw_create", read_only=False))
+            except duckdb.Error:
+                if open_instance(self, "sw_check") is None:
+                    raise
         finally:
             con.close()
 
@@ -217,20 +241,45 @@ def _lake_key(config: LakeConfig) -> tuple[object, ...]:
 
 
 def _instance(config: LakeConfig, alias: str, snapshot: int | None) -> duckdb.DuckDBPyConnection:
+    con = open_instance(config, alias, snapshot=snapshot)
+    if con is None:
+        raise LakeError(f"the lake {config.catalog} does not exist (no build has run there)")
+    return con
+
+
+def open_instance(
+    config: LakeConfig, alias: str = ALIAS, *, snapshot: int | None = None
+) -> duckdb.DuckDBPyConnection | None:
+    """A new DuckDB instance with the lake attached read-only as ``alias`` (at ``snapshot``,
+    else its newest commit), or None when the lake does not exist yet: an embedded lake
+    without its catalog file, or a PostgreSQL catalog in which no build has created it."""
+    if not config.exists():
+        return None
     con = duckdb.connect()
     try:
-        load_extensions(con)
+        load_extensions(con, config.catalog)
         con.execute(config.attach_sql(alias, snapshot=snapshot))
+    except duckdb.InvalidInputException as exc:
+        con.close()
+        if _NO_LAKE in str(exc):  # a read-only ATTACH never creates a lake
+            return None
+        raise
     except BaseException:
         con.close()
         raise
     return con
 
 
+_NO_LAKE = "creating a new DuckLake is explicitly disabled"
+
+
 def _finished(config: LakeConfig, key: tuple[object, ...]) -> int | None:
     head = _HEADS.get(key)
     if head is None:
-        head = _HEADS[key] = _instance(config, "sw_head", None)
+        opened = open_instance(config, "sw_head")
+        if opened is None:
+            return None
+        head = _HEADS[key] = opened
     cur = head.cursor()
     try:
         return finished_snapshot(cur, "sw_head")
@@ -293,17 +342,6 @@ def _forget(key: tuple[object, ...]) -> None:
         del _PINNED[pinned]
 
 
-def _head(config: LakeConfig) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    try:
-        load_extensions(con)
-        con.execute(config.attach_sql("sw_head"))
-    except duckdb.Error as exc:
-        con.close()
-        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
-    return con
-
-
 def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict[str, Any]]:
     """Every finished build, newest first: when, what it imported, and its snapshot.
 
@@ -312,9 +350,12 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     such a build is listed but can no longer be read.
     """
     config = LakeConfig.resolve(lake)
-    if not config.exists():
+    try:
+        con = open_instance(config, "sw_head")
+    except duckdb.Error as exc:
+        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
+    if con is None:
         return []
-    con = _head(config)
     try:
         found = con.execute(
             "select count(*) from duckdb_tables() where database_name = 'sw_head' "

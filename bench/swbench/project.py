@@ -35,6 +35,8 @@ class Project:
     project_dir: Path
     counter: int = 0
     manifest: Json | None = None
+    extra_env: dict[str, str] | None = None
+    """Set after the rest (the team phase: a PostgreSQL catalog and its data path)."""
 
     @property
     def output(self) -> Path:
@@ -62,6 +64,7 @@ class Project:
             "DBT_TARGET_PATH": str(self.target),
             "DBT_LOG_PATH": str(log_dir or self.root / "logs" / "misc"),
         })
+        env.update(self.extra_env or {})
         if (self.project_dir / "skillwalker_py").is_dir():
             old = env.get("PYTHONPATH")
             env["PYTHONPATH"] = str(self.project_dir) + (os.pathsep + old if old else "")

@@ -170,6 +170,25 @@ def format_layout(layout: str, lr: Json) -> list[str]:
     return lines
 
 
+def format_team(team: Json) -> list[str]:
+    """The team phase: the embedded catalog beside the PostgreSQL one."""
+    lines = ["", f"######## team phase: N={team['n']} runs ({team['layout']}), embedded "
+             "(SQLite) catalog beside PostgreSQL",
+             f"  {'catalog':10} {'full build':>11} {'+1 run':>9} {'+1 run CPU':>11} "
+             f"{'connect':>9} {'summaries':>10} {'per_test 1 run':>15}"]
+    for name, c in team["catalogs"].items():
+        q = c["queries"]
+        full, plus = c["full_build"]["median_s"], c["plus_one_build"]["median_s"]
+        cpu = c["plus_one_build"].get("cpu_median_s") or 0.0
+        lines.append(
+            f"  {name:10} {full:>9.2f} s {plus:>7.2f} s {cpu:>9.2f} s"
+            f" {q['first_connect_s']:>7.2f} s {q['test_run_summaries']['median_ms']:>7.1f} ms"
+            f" {q['per_test_one_run']['median_ms']:>12.1f} ms")
+    ratio = team["plus_one_postgres_over_sqlite"]
+    lines.append(f"  +1-run build, PostgreSQL / embedded: {ratio:.2f}x")
+    return lines
+
+
 def report(res: Json) -> str:
     meta = res["meta"]
     cfg = meta["config"]
@@ -195,6 +214,8 @@ def report(res: Json) -> str:
                   f"{s['payload_kb']:g} KiB per test, layouts {', '.join(s['layouts'])}"]
         for layout, lr in sres["layouts"].items():
             lines += format_layout(layout, lr)
+    if res.get("team"):
+        lines += format_team(res["team"])
     lines += ["", "targets:"]
     for t in res["targets"]:
         v = t["value"]

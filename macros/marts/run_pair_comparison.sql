@@ -1,4 +1,4 @@
-{% macro run_pair_comparison(pairs, run_ids=none) -%}
+{% macro run_pair_comparison(pairs, run_ids=none, status=none) -%}
 {#-
   Per-test comparison of pairs of runs: one row per pair and test of either
   run (columns of the run_comparison view). pairs: a select statement (or a
@@ -6,7 +6,9 @@
   the tests of one eval. run_ids (optional): SQL expressions of every run ID in
   the pairs, e.g. the two parameters of compare_runs; test_run_status is then
   read for those runs only (a constant filter, pushed down to the storage
-  scans), else for every run. The SQL also forms the body of the compare_runs
+  scans), else for every run. status (optional): SQL of a relation with the
+  test_run_status columns to read instead of the view (compare_run_builds
+  puts a run's rows of two builds there). The SQL also forms the body of the compare_runs
   DuckDB table macro (compare_runs_macros), whose parameters are named
   base_run_id and head_run_id: every column of those names is qualified here,
   so that only the pairs SQL and run_ids refer to the parameters.
@@ -22,7 +24,7 @@
   the optimizer join the two on test_case alone, whose size grows with the
   square of the history.
 -#}
-{%- set status_view = ref('test_run_status') -%}
+{%- set status_view = status if status is not none else ref('test_run_status') -%}
 {%- set changes = ref('run_status_changes') -%}
 with pairs as (
     select distinct p.eval, p.base_run_id, p.head_run_id

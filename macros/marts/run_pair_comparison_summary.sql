@@ -1,18 +1,20 @@
-{% macro run_pair_comparison_summary(comparison, run_ids=none) -%}
+{% macro run_pair_comparison_summary(comparison, run_ids=none, summaries=none) -%}
 {#-
   Per-pair, per-eval summary of a per-test comparison (columns of the
   run_comparison_summaries view): counts of each change beside the two runs'
   totals from test_run_summaries. comparison: a relation or a parenthesized
   query with the run_comparison columns (run_pair_comparison). run_ids
   (optional): SQL expressions of every run ID compared; test_run_summaries is
-  then read for those runs only (as in run_pair_comparison). Columns named
+  then read for those runs only (as in run_pair_comparison). summaries
+  (optional): SQL of a relation with the test_run_summaries columns to read
+  instead of the view (as status in run_pair_comparison). Columns named
   base_run_id or head_run_id are qualified, as in run_pair_comparison.
 
   The two runs' totals are put side by side by one aggregation per pair and
   eval: joining test_run_summaries twice (head and base) let the optimizer
   join the two on eval alone, whose size grows with the square of the history.
 -#}
-{%- set summaries_view = ref('test_run_summaries') -%}
+{%- set summaries_view = summaries if summaries is not none else ref('test_run_summaries') -%}
 -- the counts per pair and eval, computed once (read three times below)
 with changes as materialized (
     select

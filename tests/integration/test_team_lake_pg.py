@@ -1,0 +1,304 @@
+"""A team's lake: a PostgreSQL catalog and a shared data folder, written by builds at once.
+
+The module starts a throwaway PostgreSQL 15 cluster on loopback (as the
+``postgres`` user when the tests run as root: the server refuses root) and
+removes it afterwards. Two ``skillwalker-data build`` processes, each with its
+own output folder (as two machines would have), write one lake (catalog in
+PostgreSQL, Parquet in one shared folder) at the same time while readers
+query it in a loop; before them, the first build on the new lake is killed
+with SIGKILL mid-way and run again.
+
+Expected values, from the sample generator's rules (``skillwalker_py.sample``):
+``runs=2, evals=2, tests_per_eval=2`` gives two test runs of 4 test
+executions each (every test of every eval), one SCIL and one ACIL loop run;
+each team member's sample starts at another date, so run IDs never collide.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pytest
+from reliability._harness import Project, Running, cleaned_up
+
+from skillwalker_py import lake
+from skillwalker_py.sample import SampleSummary, generate_sample
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+EXECUTIONS_PER_RUN = 4  # evals=2 x tests_per_eval=2
+MODEL_COMMITTED = "OK created sql incremental model main.test_config"
+
+
+def _pg_bin() -> Path | None:
+    if (PG_BIN / "initdb").is_file():
+        return PG_BIN
+    found = shutil.which("initdb")
+    return Path(found).resolve().parent if found else None
+
+
+@dataclass
+class Postgres:
+    """A throwaway PostgreSQL cluster on 127.0.0.1:<port>, trust authentication."""
+
+    bin: Path
+    port: int
+    as_postgres: list[str]
+
+    def psql(self, sql: str, dbname: str = "postgres", user: str = "postgres") -> str:
+        return subprocess.run(
+            [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", user,
+             "-d", dbname, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql],
+            check=True, capture_output=True, text=True, timeout=60,
+        ).stdout  # fmt: skip
+
+    def catalog(self, dbname: str, user: str = "postgres") -> str:
+        return f"postgres:dbname={dbname} host=127.0.0.1 port={self.port} user={user}"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Postgres]:
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server binary (initdb) on this machine")
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    root = Path(tempfile.mkdtemp(prefix="skillwalker-pg-"))
+    if as_postgres:
+        shutil.chown(root, "postgres")
+    data, port = root / "data", _free_port()
+    subprocess.run([*as_postgres, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust",
+                    "-U", "postgres", "--no-sync"],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    options = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={root} "
+               "-c fsync=off")  # fmt: skip
+    subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options,
+                    "-l", str(root / "server.log"), "-w", "start"],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    try:
+        yield Postgres(bin_dir, port, as_postgres)
+    finally:
+        subprocess.run([*as_postgres, str(bin_dir / "pg_ctl"), "-D", str(data), "-m",
+                        "immediate", "-w", "stop"], capture_output=True, timeout=120)  # fmt: skip
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass
+class Member:
+    """A team member's machine: its own output folder and dbt target; the shared lake."""
+
+    project: Project
+    sample: SampleSummary
+
+    @property
+    def runs(self) -> set[str]:
+        return set(self.sample.run_ids)
+
+    def build(self) -> Running:
+        return self.project.start(cli=True)
+
+
+@dataclass
+class Reader:
+    """Reads the last finished build in a loop; records what each read saw."""
+
+    config: lake.LakeConfig
+    expected_results: dict[str, int]
+    seen: list[tuple[int, frozenset[str]]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    half_done: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def read_once(self) -> None:
+        con = lake.connect(self.config)
+        if con is None:
+            return
+        try:
+            (snapshot,) = con.execute("select id from lake.current_snapshot()").fetchone() or (0,)
+            counts = {
+                table: dict(con.execute(
+                    f"select test_run_id, count(*) from {table} group by all").fetchall())
+                for table in ("test_run", "test_config", "test_results")
+            }  # fmt: skip
+            summaries = dict(con.execute(
+                "select test_run_id, sum(total_tests + infrastructure_errors) "
+                "from test_run_summaries group by all").fetchall())  # fmt: skip
+        finally:
+            con.close()
+        runs = frozenset(counts["test_run"])
+        for run in runs | set(counts["test_config"]) | set(counts["test_results"]):
+            got = (counts["test_run"].get(run), counts["test_config"].get(run),
+                   counts["test_results"].get(run), summaries.get(run))  # fmt: skip
+            want = (EXECUTIONS_PER_RUN, EXECUTIONS_PER_RUN, self.expected_results[run],
+                    EXECUTIONS_PER_RUN)  # fmt: skip
+            if got != want:
+                self.half_done.append(f"snapshot {snapshot}, run {run}: {got} != {want}")
+        self.seen.append((int(snapshot), runs))
+
+    def loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.read_once()
+            except Exception as exc:  # every error is a failure of the guarantee
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            time.sleep(0.05)
+
+
+def _expected_results(sample_output: Path) -> dict[str, int]:
+    """Expectations per run: distinct (test case, index) of its results file (a re-evaluated
+    run's file holds two evaluations; the lake keeps the latest)."""
+    out: dict[str, int] = {}
+    for results in sample_output.glob("runs/*/test-results.jsonl"):
+        con = duckdb.connect()
+        try:
+            row = con.execute(
+                "select count(distinct (test_case, expect_index)) from read_json(?, "
+                "format = 'newline_delimited')", [str(results)]).fetchone()  # fmt: skip
+        finally:
+            con.close()
+        out[results.parent.name] = int(row[0]) if row else 0
+    return out
+
+
+@dataclass
+class Team:
+    postgres: Postgres
+    config: lake.LakeConfig
+    members: list[Member]
+    codes: list[int]
+    outputs: list[str]
+    killed_while_running: bool
+    after_kill: frozenset[str]
+    head_after_kill: frozenset[str]
+    readers: list[Reader]
+    retries: int
+
+
+@pytest.fixture(scope="module")
+def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
+    postgres.psql("create database team_lake")
+    shared = tmp_path_factory.mktemp("shared") / "lake-data"  # a network file system in a team
+    config = lake.LakeConfig(postgres.catalog("team_lake"), f"{shared}/")
+    env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
+           "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
+    members = []
+    for name, start in (("ada", "20260301T090000"), ("bob", "20260401T090000"),
+                        ("cy", "20260501T090000")):  # fmt: skip
+        project = Project(tmp_path_factory.mktemp(name), extra_env=env)
+        sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
+                                 payload_kb=1, start=start)  # fmt: skip
+        members.append(Member(project, sample))
+    expected: dict[str, int] = {}
+    for m in members:
+        expected.update(_expected_results(m.project.output_dir))
+    readers = [Reader(config, expected) for _ in range(2)]
+    threads = [threading.Thread(target=r.loop, daemon=True) for r in readers]
+    for t in threads:
+        t.start()
+    try:
+        # the first build on the new lake is killed once it has committed one table ...
+        killed = members[0].build()
+        with cleaned_up(killed):
+            assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]
+            killed_while_running = killed.kill()
+        after = _runs(lake.connect(config))
+        head = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
+        # ... and run again; then two other machines build at once
+        code, out = members[0].project.run_build(cli=True, check=False)
+        builds = [m.build() for m in members[1:]]
+        with cleaned_up(*builds):
+            codes = [code] + [b.wait(timeout=600) for b in builds]
+        outputs = [out] + [b.output() for b in builds]
+        time.sleep(0.5)
+    finally:
+        for r in readers:
+            r.stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    retries = sum(out.count("lost a commit race") for out in outputs)
+    return Team(postgres, config, members, codes, outputs, killed_while_running, after, head,
+                readers, retries)
+
+
+def _runs(con: duckdb.DuckDBPyConnection | None, table: str = "test_run") -> frozenset[str]:
+    if con is None:
+        return frozenset()
+    try:
+        return frozenset(r for (r,) in con.execute(
+            f"select distinct test_run_id from {lake.ALIAS}.main.{table}").fetchall())  # fmt: skip
+    finally:
+        con.close()
+
+
+def test_two_builds_at_once_land_every_run_exactly_once(team: Team) -> None:
+    assert team.codes == [0, 0, 0], [o[-3000:] for o in team.outputs]
+    con = lake.connect(team.config)
+    assert con is not None
+    try:
+        per_run = dict(con.execute("select test_run_id, count(*) from test_run group by all")
+                       .fetchall())  # fmt: skip
+        doubled = con.execute(
+            "select test_run_id, test_case, count(*) from test_run group by all "
+            "having count(*) > 1").fetchall()  # fmt: skip
+        loops = {r for (r,) in con.execute(
+            "select test_run_id from scil_summary union all "
+            "select test_run_id from acil_summary").fetchall()}  # fmt: skip
+    finally:
+        con.close()
+    everyone = set().union(*(m.runs for m in team.members))
+    assert per_run == dict.fromkeys(everyone, EXECUTIONS_PER_RUN)
+    assert doubled == []
+    assert loops == {r for m in team.members
+                     for r in (*m.sample.scil_run_ids, *m.sample.acil_run_ids)}  # fmt: skip
+    print(f"\nconcurrent builds retried (dbt retry) {team.retries} time(s)")
+
+
+def test_readers_never_saw_an_error_or_half_a_build(team: Team) -> None:
+    for reader in team.readers:
+        assert reader.errors == []
+        assert reader.half_done == []
+        assert len(reader.seen) >= 5, "the readers did not read during the builds"
+    # the readers saw the lake grow: from no run to every run
+    seen = {runs for r in team.readers for _snapshot, runs in r.seen}
+    assert max(seen, key=len) == set().union(*(m.runs for m in team.members))
+
+
+def test_a_killed_build_leaves_nothing_half_done(team: Team) -> None:
+    ada = team.members[0]
+    assert team.killed_while_running
+    assert team.head_after_kill == ada.runs, "the build was killed before it committed a table"
+    assert team.after_kill == set()  # readers kept the last finished build: none yet
+    # the next build imported what the killed one missed: every run once (see the first test)
+    assert team.codes[0] == 0, team.outputs[0][-3000:]
+
+
+def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
+    pg = team.postgres
+    pg.psql("create role lake_reader login")
+    pg.psql("grant connect on database team_lake to lake_reader")
+    pg.psql("grant usage on schema public to lake_reader; "
+            "grant select on all tables in schema public to lake_reader", dbname="team_lake")
+    reader = lake.LakeConfig(pg.catalog("team_lake", user="lake_reader"), team.config.data_path)
+    assert _runs(lake.connect(reader)) == set().union(*(m.runs for m in team.members))
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con, reader.catalog)
+        con.execute(reader.attach_sql("writer", read_only=False))
+        with pytest.raises(duckdb.Error, match="permission denied"):
+            con.execute("create table writer.main.not_allowed (x INTEGER)")
+    finally:
+        con.close()
