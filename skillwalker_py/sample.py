@@ -149,14 +149,33 @@ The improvement loops (``include_loops=True``):
 
 Stream events per test execution: ``system``/``init``; then assistant and
 user events: a ``Skill`` call (``tool_use_result`` ``{"success": true,
-"commandName": ...}``) or a ``Task`` call (``Agent`` from run 3 on, as in
-newer Claude Code) whose subagent events carry ``parent_tool_use_id`` and
-whose result is ``{"status": "completed", "agentId": ..., ...}``; ``Read``,
-``Bash``, ``Grep`` and ``Edit`` calls with long outputs; ``Write`` calls for
-captured output files; failed tools (``"tool_use_result": "Error: ..."``,
-``"is_error": true``); a final text; and the ``result`` event (with
-``usage``, ``modelUsage``, ``total_cost_usd``). Most models are sonnet, some
-haiku and opus.
+"commandName": ...}``) or a subagent call whose subagent events carry
+``parent_tool_use_id``; ``Read``, ``Bash``, ``Grep`` and ``Edit`` calls with
+long outputs; ``Write`` calls for captured output files; failed tools
+(``"tool_use_result": "Error: ..."``, ``"is_error": true``); a final text;
+and the ``result`` event (with ``usage`` for the main thread, ``modelUsage``
+for every model, subagents included, and ``total_cost_usd``, which
+``modelUsage`` adds up to). Most models are sonnet, some haiku and opus.
+The shapes follow Claude Code's versions:
+
+- runs 0-2 (2.0): the ``Task`` tool, whose completion is the older
+  ``{"status": "completed", "prompt", "content", "totalDurationMs"}`` (no
+  ``agentId``/``agentType``: the type is only in the input's ``subagent_type``);
+- run 3 on (2.1): the ``Agent`` tool, completions with ``agentType``, and a
+  side model (``claude-haiku-4-5``, session titles) in ``modelUsage`` and the cost;
+- run 4 on: the agent runs in the background: an async launch
+  (``{"isAsync": true, "status": "async_launched", ...}``), a ``task_started``
+  event, the subagent's work (including a ``Skill`` call of ``repo-map``
+  inside the subagent), a first ``result`` event ending the turn, the
+  ``task_notification`` that completes the agent, and a second turn with its
+  own ``result`` event (``origin: {"kind": "task-notification"}``; per-turn
+  durations, turns and usage, cumulative cost and ``modelUsage``).
+
+These shapes draw from a generator of their own (seeded by the session id),
+so the main generator's sequence (tests, outcomes, payloads) is the same as
+without them. Skill and
+agent expectations are judged with :func:`~skillwalker_py.stream.get_skill_invocations`
+and :func:`~skillwalker_py.stream.get_agent_invocations`, as a runner would.
 
 Scaling: ``evals > 3`` adds evals (alternately skill and agent evals) and
 ``tests_per_eval > 8`` adds tests to every eval, all of the same kinds
@@ -208,6 +227,7 @@ from skillwalker_py.jsonl import (
 from skillwalker_py.markers import MARKER_FILE, mark_reevaluated
 from skillwalker_py.phase import get_phase
 from skillwalker_py.runid import validate_run_id
+from skillwalker_py.stream import get_agent_invocations, get_skill_invocations
 from skillwalker_py.types import (
     AcilIterationRecord,
     AcilSummaryRecord,
@@ -244,6 +264,11 @@ _REEVAL_RUN: Final = 1
 _INFRA_RUN: Final = 2
 _NO_RESULTS_RUN: Final = 3
 _AGENT_TOOL_FROM_RUN: Final = 3
+_BACKGROUND_AGENTS_FROM_RUN: Final = 4
+_SIDE_MODEL: Final = "claude-haiku-4-5-20251001"
+"""The small model newer Claude Code also uses (session titles): a second ``modelUsage`` entry."""
+_SUBAGENT_SKILL: Final = "repo-map"
+"""The skill a background explorer agent invokes (a skill call inside a subagent)."""
 _REEVAL_SCORES: Final = (0.60, 0.84)
 _SMALL: Final = 5000
 """Below this many bytes per execution, the stream has the fewest tool rounds."""
@@ -272,7 +297,8 @@ class SampleSummary:
     test_run_events: int
     """``test-run`` lines (stream events of every execution)."""
     result_events: int
-    """``test-run`` lines with ``type == "result"`` (one per execution)."""
+    """``test-run`` lines with ``type == "result"`` (one per turn: two in the streams of a
+    background agent, whose completion starts another turn)."""
     infrastructure_errors: int
     results_lines: int
     """``test-results`` lines, re-evaluation lines included."""
@@ -1017,15 +1043,23 @@ class _StreamBuilder:
         self.duration_ms = 0
         self.api_ms = 0
         self.cwd = f"/tmp/skillwalker-sandbox-{self.session[:8]}"
-        self.skills: set[str] = set()
-        self.agents: set[str] = set()
         self.agent_tool = "Agent" if ctx.run >= _AGENT_TOOL_FROM_RUN else "Task"
+        # tokens of subagent turns: in modelUsage and the cost, not in the result's usage
+        self.sub_usage = {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0}
+        # the shapes of newer Claude Code (background agents, the side model, a skill in
+        # a subagent) draw from their own generator, seeded by the session id, so the
+        # main generator's sequence (and every other figure of the sample) stays as it was
+        self.shape_rng = random.Random(f"shapes:{self.session}")
+        self.side_model = ctx.run >= _AGENT_TOOL_FROM_RUN
+        self.background: tuple[str, str] | None = None  # (tool_use_id, task_id) of a running agent
+        self.turn_start: tuple[int, int, int, dict[str, int]] = (0, 0, 0, dict(self.usage))
+        self.cost_so_far = 0.0
 
     # -- event helpers
 
-    def _usage(self, output_tokens: int) -> Json:
-        creation = self.rng.randrange(200, 3000)
-        input_tokens = self.rng.randrange(3, 12)
+    def _usage(self, output_tokens: int, rng: random.Random, into: dict[str, int]) -> Json:
+        creation = rng.randrange(200, 3000)
+        input_tokens = rng.randrange(3, 12)
         usage: Json = {
             "input_tokens": input_tokens,
             "cache_creation_input_tokens": creation,
@@ -1033,17 +1067,20 @@ class _StreamBuilder:
             "output_tokens": output_tokens,
             "service_tier": "standard",
         }
-        self.usage["input"] += input_tokens
-        self.usage["output"] += output_tokens
-        self.usage["cache_creation"] += creation
-        self.usage["cache_read"] += self.context
+        into["input"] += input_tokens
+        into["output"] += output_tokens
+        into["cache_creation"] += creation
+        into["cache_read"] += self.context
         self.context += creation
         return usage
 
-    def assistant(self, content: list[Json], parent: str | None = None) -> None:
-        output_tokens = self.rng.randrange(20, 600)
-        step = self.rng.randrange(1500, 9000)
-        self.duration_ms += step + self.rng.randrange(50, 800)
+    def assistant(
+        self, content: list[Json], parent: str | None = None, rng: random.Random | None = None
+    ) -> None:
+        rng = rng or self.rng
+        output_tokens = rng.randrange(20, 600)
+        step = rng.randrange(1500, 9000)
+        self.duration_ms += step + rng.randrange(50, 800)
         self.api_ms += step
         if parent is None:
             self.turns += 1
@@ -1051,18 +1088,31 @@ class _StreamBuilder:
             {
                 "type": "assistant",
                 "message": {
-                    "id": _msg_id(self.rng),
+                    "id": _msg_id(rng),
                     "type": "message",
                     "role": "assistant",
                     "model": self.model_id,
                     "content": content,
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": self._usage(output_tokens),
+                    "usage": self._usage(
+                        output_tokens, rng, self.usage if parent is None else self.sub_usage
+                    ),
                 },
                 "parent_tool_use_id": parent,
                 "session_id": self.session,
-                "uuid": _uuid(self.rng),
+                "uuid": _uuid(rng),
+            }
+        )
+
+    def system(self, subtype: str, **fields: Any) -> None:
+        self.events.append(
+            {
+                "type": "system",
+                "subtype": subtype,
+                **fields,
+                "session_id": self.session,
+                "uuid": _uuid(self.shape_rng),
             }
         )
 
@@ -1074,6 +1124,7 @@ class _StreamBuilder:
         *,
         is_error: bool = False,
         parent: str | None = None,
+        rng: random.Random | None = None,
     ) -> Json:
         block: Json = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content}
         if is_error:
@@ -1083,14 +1134,16 @@ class _StreamBuilder:
             "message": {"role": "user", "content": [block]},
             "parent_tool_use_id": parent,
             "session_id": self.session,
-            "uuid": _uuid(self.rng),
+            "uuid": _uuid(rng or self.rng),
             "tool_use_result": tool_use_result,
         }
         self.events.append(event)
         return event
 
-    def tool_use(self, name: str, tool_input: Json, text: str | None = None) -> tuple[str, Json]:
-        tool_id = _tool_id(self.rng)
+    def tool_use(
+        self, name: str, tool_input: Json, text: str | None = None, rng: random.Random | None = None
+    ) -> tuple[str, Json]:
+        tool_id = _tool_id(rng or self.rng)
         block: Json = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
         content: list[Json] = [{"type": "text", "text": text}] if text else []
         content.append(block)
@@ -1147,17 +1200,43 @@ class _StreamBuilder:
         tool_id, block = self.tool_use("Skill", {"skill": name})
         self.assistant([{"type": "text", "text": f"I'll use the {name} skill for this."}, block])
         self.user(tool_id, f"Launching skill: {name}", {"success": True, "commandName": name})
-        self.skills.add(name)
 
     def agent_call(self, name: str) -> None:
+        """Delegate to agent *name*: ``Task`` with the older completion (no agentId/agentType)
+        before run 3, ``Agent`` with ``agentType`` from run 3, in the background from run 4
+        (an async launch, ``task_started``, the subagent's work including a skill call, and
+        later a ``task_notification`` that starts a second turn: see :meth:`end_turn`)."""
         prompt = self.ctx.test.prompt
-        tool_id, block = self.tool_use(
-            self.agent_tool,
-            {"description": "Explore the codebase", "prompt": prompt, "subagent_type": name},
-        )
+        background = self.ctx.run >= _BACKGROUND_AGENTS_FROM_RUN
+        tool_input: Json = {"description": "Explore the codebase", "prompt": prompt}
+        tool_input["subagent_type"] = name
+        if background:
+            tool_input["run_in_background"] = True
+        tool_id, block = self.tool_use(self.agent_tool, tool_input)
         self.assistant(
             [{"type": "text", "text": f"I'll delegate this to the {name} agent."}, block]
         )
+        task_id = f"{self.shape_rng.getrandbits(32):08x}"
+        if background:
+            self.user(
+                tool_id,
+                [{"type": "text", "text": f"Async agent launched.\nagentId: {task_id}"}],
+                {
+                    "isAsync": True,
+                    "status": "async_launched",
+                    "agentId": task_id,
+                    "description": tool_input["description"],
+                    "prompt": prompt,
+                },
+                rng=self.shape_rng,
+            )
+            self.system(
+                "task_started",
+                task_id=task_id,
+                tool_use_id=tool_id,
+                description=tool_input["description"],
+                task_type="local_agent",
+            )
         start_ms = self.duration_ms
         tool_count = 0
         small = self.ctx.target_bytes < _SMALL and not self.ctx.test.tool_error
@@ -1177,25 +1256,42 @@ class _StreamBuilder:
             s.targets += [(event["message"]["content"][0], "content"), (result, "stdout")]
         summary = self.ctx.test.text_ok or "Explored the repository."
         content = [{"type": "text", "text": summary}]
-        self.user(
-            tool_id,
-            content,
-            {
-                "status": "completed",
-                "prompt": prompt,
-                "agentId": f"{self.rng.getrandbits(32):08x}",
-                "agentType": name,
-                "content": content,
-                "totalDurationMs": self.duration_ms - start_ms,
-                "totalTokens": self.rng.randrange(8000, 60000),
-                "totalToolUseCount": tool_count,
-                "usage": {
-                    "input_tokens": self.rng.randrange(5, 40),
-                    "output_tokens": self.rng.randrange(200, 2000),
-                },
+        completion: Json = {
+            "status": "completed",
+            "prompt": prompt,
+            "agentId": f"{self.rng.getrandbits(32):08x}",
+            "agentType": name,
+            "content": content,
+            "totalDurationMs": self.duration_ms - start_ms,
+            "totalTokens": self.rng.randrange(8000, 60000),
+            "totalToolUseCount": tool_count,
+            "usage": {
+                "input_tokens": self.rng.randrange(5, 40),
+                "output_tokens": self.rng.randrange(200, 2000),
             },
-        )
-        self.agents.add(name)
+        }
+        if background:
+            # the subagent invokes a skill (its lines carry parent_tool_use_id)
+            skill_id, skill_block = self.tool_use(
+                "Skill", {"skill": _SUBAGENT_SKILL}, rng=self.shape_rng
+            )
+            self.assistant([skill_block], parent=tool_id, rng=self.shape_rng)
+            self.user(
+                skill_id,
+                f"Launching skill: {_SUBAGENT_SKILL}",
+                {"success": True, "commandName": _SUBAGENT_SKILL},
+                parent=tool_id,
+                rng=self.shape_rng,
+            )
+            self.background = (tool_id, task_id)
+            _uuid(self.rng)  # the completion line's uuid, drawn as before
+            return
+        if self.agent_tool == "Task":
+            # older Claude Code: no agentId, no agentType (the type is only in the input)
+            completion = {
+                key: completion[key] for key in ("status", "prompt", "content", "totalDurationMs")
+            }
+        self.user(tool_id, content, completion)
 
     def read(self) -> None:
         noun = self.rng.choice(_NOUNS)
@@ -1277,24 +1373,58 @@ class _StreamBuilder:
             {"type": "create", "filePath": path, "content": content, "structuredPatch": []},
         )
 
-    def finish(self, result_text: str | None) -> None:
-        model = self.ctx.test.model
-        price_in, price_out = _PRICES[model]
-        u = self.usage
-        cost = (
-            u["input"] * price_in
-            + u["cache_creation"] * price_in * 1.25
-            + u["cache_read"] * price_in * 0.1
-            + u["output"] * price_out
-        ) / 1_000_000
-        cost = round(cost, 6)
+    def _model_usage(self) -> tuple[float, Json]:
+        """The session's cost and ``modelUsage`` so far: the main model (main thread and
+        subagents) and, in newer Claude Code, the side model."""
+        main = {k: self.usage[k] + self.sub_usage[k] for k in self.usage}
+        entries: list[tuple[str, dict[str, int], float]] = []
+        price_in, price_out = _PRICES[self.ctx.test.model]
+        entries.append((self.model_id, main, 0.0))
+        if self.side_model:
+            side = {"input": 300 + 40 * self.turns, "output": 12 + 4 * self.turns,
+                    "cache_creation": 0, "cache_read": 0}  # fmt: skip
+            if self.model_id == _SIDE_MODEL:
+                main.update({k: main[k] + side[k] for k in main})
+            else:
+                entries.append((_SIDE_MODEL, side, 0.0))
+        usage: Json = {}
+        total = 0.0
+        for model_id, u, _ in entries:
+            p_in, p_out = (price_in, price_out) if model_id == self.model_id else _PRICES["haiku"]
+            cost = round(
+                (
+                    u["input"] * p_in
+                    + u["cache_creation"] * p_in * 1.25
+                    + u["cache_read"] * p_in * 0.1
+                    + u["output"] * p_out
+                )
+                / 1_000_000,
+                6,
+            )
+            total += cost
+            usage[model_id] = {
+                "inputTokens": u["input"],
+                "outputTokens": u["output"],
+                "cacheReadInputTokens": u["cache_read"],
+                "cacheCreationInputTokens": u["cache_creation"],
+                "webSearchRequests": 0,
+                "costUSD": cost,
+                "contextWindow": 200000,
+            }
+        return round(total, 6), usage
+
+    def _result(self, result_text: str | None, rng: random.Random) -> Json:
+        """A result event: the figures of the turn since the last one, the session's cost."""
+        duration, api, turns, before = self.turn_start
+        u = {k: self.usage[k] - before[k] for k in self.usage}
+        cost, model_usage = self._model_usage()
         event: Json = {
             "type": "result",
             "subtype": "success" if result_text is not None else "error_max_turns",
             "is_error": result_text is None,
-            "duration_ms": self.duration_ms,
-            "duration_api_ms": self.api_ms,
-            "num_turns": self.turns,
+            "duration_ms": self.duration_ms - duration,
+            "duration_api_ms": self.api_ms - api,
+            "num_turns": self.turns - turns,
         }
         if result_text is not None:
             event["result"] = result_text
@@ -1310,21 +1440,37 @@ class _StreamBuilder:
                     "server_tool_use": {"web_search_requests": 0},
                     "service_tier": "standard",
                 },
-                "modelUsage": {
-                    self.model_id: {
-                        "inputTokens": u["input"],
-                        "outputTokens": u["output"],
-                        "cacheReadInputTokens": u["cache_read"],
-                        "cacheCreationInputTokens": u["cache_creation"],
-                        "webSearchRequests": 0,
-                        "costUSD": cost,
-                        "contextWindow": 200000,
-                    }
-                },
+                "modelUsage": model_usage,
                 "permission_denials": [],
-                "uuid": _uuid(self.rng),
+                "uuid": _uuid(rng),
             }
         )
+        self.turn_start = (self.duration_ms, self.api_ms, self.turns, dict(self.usage))
+        return event
+
+    def end_turn(self) -> None:
+        """With an agent running in the background: the turn ends (a first result event);
+        the agent's ``task_notification`` then starts the next turn."""
+        if self.background is None:
+            return
+        tool_id, task_id = self.background
+        text = "The explorer agent is working in the background; I'll summarize when it is done."
+        self.assistant([{"type": "text", "text": text}], rng=self.shape_rng)
+        self.events.append(self._result(text, self.shape_rng))
+        self.system(
+            "task_notification",
+            task_id=task_id,
+            tool_use_id=tool_id,
+            status="completed",
+            output_file=f"/tmp/claude/tasks/{task_id}.output",
+            summary='Agent "Explore the codebase" completed',
+        )
+        self.background = None
+
+    def finish(self, result_text: str | None) -> None:
+        event = self._result(result_text, self.rng)
+        if any(e.get("type") == "result" for e in self.events):
+            event["origin"] = {"kind": "task-notification"}
         self.events.append(event)
 
     def fill(self) -> None:
@@ -1376,6 +1522,7 @@ def _build_stream(ctx: _Ctx, outputs: list[tuple[str, str]]) -> _Stream:
         ctx.rng.choice(steps)()
     for rel_path, content in outputs:
         b.write(rel_path, content)
+    b.end_turn()
     result_text: str | None
     if plan.ending == "error_max_turns":
         result_text = None
@@ -1384,7 +1531,14 @@ def _build_stream(ctx: _Ctx, outputs: list[tuple[str, str]]) -> _Stream:
         b.assistant([{"type": "text", "text": result_text}])
     b.finish(result_text)
     b.fill()
-    return _Stream(b.events, result_text, b.skills, b.agents, b.duration_ms)
+    # what was invoked, as the runner judges it: the stream parser's rules
+    return _Stream(
+        b.events,
+        result_text,
+        set(get_skill_invocations(b.events)),
+        set(get_agent_invocations(b.events)),
+        b.duration_ms,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -1677,6 +1831,7 @@ def _existing_output(out: Path) -> list[Path]:
 @dataclass
 class _Counts:
     test_configs: int = 0
+    result_events: int = 0
     executions: int = 0
     events: int = 0
     results: int = 0
@@ -1791,6 +1946,7 @@ def generate_sample(
                     counts.test_run_bytes += run_file.stat().st_size - size_before
                     counts.events += 1
                     counts.infra += 1
+                    counts.result_events += 1
                     counts.without_results += 1
                     clock += timedelta(seconds=600)
                     continue
@@ -1805,6 +1961,7 @@ def generate_sample(
                     write_test_run_event(out, event, layout=layout, **keys)
                 counts.test_run_bytes += run_file.stat().st_size - size_before
                 counts.events += len(stream.events)
+                counts.result_events += sum(e.get("type") == "result" for e in stream.events)
                 clock += timedelta(milliseconds=stream.duration_ms)
                 for rel_path, content in outputs:
                     record: OutputFileRecord = {
@@ -1869,7 +2026,7 @@ def generate_sample(
         test_configs=counts.test_configs,
         test_executions=counts.executions,
         test_run_events=counts.events,
-        result_events=counts.executions,
+        result_events=counts.result_events,
         infrastructure_errors=counts.infra,
         results_lines=counts.results + counts.reeval_results,
         reevaluated_results_lines=counts.reeval_results,

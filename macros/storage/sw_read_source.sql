@@ -8,8 +8,11 @@
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
   per_run_units  run ids that have a run directory: their legacy lines are skipped
-  Output columns: _sw_file, _sw_line, _sw_text, _sw_unit, _sw_reject, and the
-  declared columns, typed.
+  Output columns: _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject, and
+  the declared columns, typed. _sw_seq orders the lines of one file as they are
+  written: the line number in slow mode, the row's ordinality in read_json's
+  output in fast mode (read_json emits each file's rows in file order); models
+  that need the order of a file's lines (the events of a stream) sort on it.
 
   The checks, in order (the first that fails is the line's reason):
   1. the line is a JSON object with a known field (else malformed JSON);
@@ -57,11 +60,11 @@ with _sw_files(_sw_file, _sw_unit, _sw_dir_run) as (
 ),
 _sw_raw as (
   {%- if not files %}
-  select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_line, NULL::VARCHAR as _sw_text, false as _sw_unparsed
+  select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_line, NULL::BIGINT as _sw_seq, NULL::VARCHAR as _sw_text, false as _sw_unparsed
     {%- for c in cols %}, NULL::JSON as "_raw_{{ c.name }}"{% endfor %}
   where false
   {%- elif mode == 'fast' %}
-  select _sw_file, NULL::BIGINT as _sw_line, NULL::VARCHAR as _sw_text,
+  select _sw_file, NULL::BIGINT as _sw_line, "ordinality"::BIGINT as _sw_seq, NULL::VARCHAR as _sw_text,
     ({% for c in cols %}"{{ c.name }}" is null{{ ' and ' if not loop.last }}{% endfor %}) as _sw_unparsed
     {%- for c in cols %}, "{{ c.name }}" as "_raw_{{ c.name }}"{% endfor %}
   from read_json(
@@ -72,10 +75,10 @@ _sw_raw as (
     ignore_errors = true,
     filename = '_sw_file',
     maximum_object_size = 67108864
-  )
+  ) with ordinality
   {%- else %}
   select _j->>'$._sw_file' as _sw_file, try_cast(_j->>'$._sw_line' as BIGINT) as _sw_line,
-    _j->>'$._sw_raw' as _sw_text, false as _sw_unparsed
+    try_cast(_j->>'$._sw_line' as BIGINT) as _sw_seq, _j->>'$._sw_raw' as _sw_text, false as _sw_unparsed
     {%- for c in cols %}, _v[{{ loop.index }}] as "_raw_{{ c.name }}"{% endfor %}
   from (
     select json as _j, json_extract(json, [{% for c in cols %}'$."{{ c.name }}"'{{ ', ' if not loop.last }}{% endfor %}]) as _v
@@ -132,7 +135,7 @@ _sw_core_checked as (
   join _sw_files f on f._sw_file = c._sw_file
 ),
 _sw_typed as (
-  select _sw_file, _sw_line, _sw_text, _sw_unparsed, _sw_unit, _sw_dir_run, _sw_core_reject, _sw_keep
+  select _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unparsed, _sw_unit, _sw_dir_run, _sw_core_reject, _sw_keep
     {%- for c in cols %},
     {{ sw_from_json('"_raw_' ~ c.name ~ '"', c.data_type) }} as "{{ c.name }}",
     "_raw_{{ c.name }}"
@@ -169,7 +172,7 @@ _sw_checked as (
     end as _sw_reject
   from _sw_typed
 )
-select _sw_file, _sw_line, _sw_text, _sw_unit, _sw_reject
+select _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject
   {%- for c in cols %}, "{{ c.name }}"{% endfor %}
 from _sw_checked
 where _sw_reject is not null

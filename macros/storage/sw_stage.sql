@@ -87,12 +87,15 @@
   create or replace table memory.main._sw_batch_{{ table }} as
   select * exclude (_sw_text, _sw_reject) from {{ stage }} where _sw_reject is null;
 
+  {#- a source that reads another source's file (meta rejects_reported_by: tool_calls reads
+      test-run.jsonl) reports no rejected line: the other source reports each of them once -#}
+  {%- set reports = src.meta.get('rejects_reported_by') is none %}
   create or replace table memory.main._sw_rejects_{{ table }} as
   select {{ sw_sql_string(table) }} as source_table, _sw_file as file, _sw_line as line,
          case when {{ sw_run_id_ok('test_run_id') }} then test_run_id end as test_run_id,
          _sw_reject as reason, _sw_text as raw
-  from {{ stage }} where _sw_reject is not null
-  {%- if py_rejects %}
+  from {{ stage }} where _sw_reject is not null{{ '' if reports else ' and false' }}
+  {%- if py_rejects and reports %}
   union all
   select {{ sw_sql_string(table) }}, file, line, NULL, reason, raw
   from read_json({{ sw_sql_string(py_rejects) }}, format = 'newline_delimited', records = true,

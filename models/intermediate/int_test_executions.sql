@@ -22,6 +22,16 @@ select
     r.output_tokens,
     r.cache_creation_input_tokens,
     r.cache_read_input_tokens,
+    r.all_models_input_tokens,
+    r.all_models_output_tokens,
+    r.all_models_cache_creation_input_tokens,
+    r.all_models_cache_read_input_tokens,
+    -- the tokens summaries add up: every model's (modelUsage, matching the cost) when
+    -- the stream reports them, else the main thread's (usage) -- the one home of this rule
+    coalesce(r.all_models_input_tokens, r.input_tokens) as total_input_tokens,
+    coalesce(r.all_models_output_tokens, r.output_tokens) as total_output_tokens,
+    r.num_results,
+    r.num_error_results,
     r.duration_ms,
     r.duration_api_ms,
     r.is_error,

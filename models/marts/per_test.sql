@@ -13,6 +13,9 @@ select
     output_tokens,
     duration_ms,
     is_error,
-    run_started_at
+    run_started_at,
+    all_models_input_tokens,
+    all_models_output_tokens,
+    num_error_results
 from {{ ref('int_test_executions') }}
 where not is_infrastructure_error

@@ -22,8 +22,9 @@ select
     m.model_family,
     e.has_config,
     case when not e.is_infrastructure_error then e.total_cost_usd end as total_cost_usd,
-    case when not e.is_infrastructure_error then e.input_tokens end as input_tokens,
-    case when not e.is_infrastructure_error then e.output_tokens end as output_tokens,
+    -- the tokens the summaries add up (all models where reported, else the main thread)
+    case when not e.is_infrastructure_error then e.total_input_tokens end as input_tokens,
+    case when not e.is_infrastructure_error then e.total_output_tokens end as output_tokens,
     case when not e.is_infrastructure_error then e.duration_ms end as duration_ms
 from {{ ref('int_test_executions') }} as e
 left join {{ ref('test_config') }} as c

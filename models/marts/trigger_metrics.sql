@@ -1,6 +1,9 @@
 -- One row per run, eval and skill/agent file: the confusion matrix of its
 -- skill-call / agent-call expectations (kinds flagged is_trigger in the
--- expectation_types seed) and precision, recall, accuracy and F1.
+-- expectation_types seed) and precision, recall, accuracy and F1, as the
+-- expectation results say; beside it the same cases judged from the tool calls
+-- under both trigger definitions: any_call_* (a successful call invoked it)
+-- and first_call_* (the first tool call names it, as skill-creator).
 select
     m.test_run_id,
     m.eval,
@@ -16,5 +19,11 @@ select
     m.accuracy,
     m.f1,
     {{ sw_run_started_at('m.test_run_id') }} as run_started_at
+    {%- for prefix in ['any_call_', 'first_call_'] %}
+    {%- for column in ['true_positives', 'false_positives', 'true_negatives', 'false_negatives',
+                       'precision', 'recall', 'accuracy', 'f1'] %},
+    m.{{ prefix }}{{ column }}
+    {%- endfor %}
+    {%- endfor %}
 from {{ ref('int_trigger_confusion') }} as m
 where m.source = 'run'

@@ -42,6 +42,7 @@ RUN_B = "20260302T093000"  # fixtures/run_b: a second test run of eval greet
 STORAGE_TABLES = (
     "test_config",
     "test_run",
+    "tool_calls",
     "test_results",
     "output_files",
     "scil_iteration",

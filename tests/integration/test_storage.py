@@ -750,7 +750,19 @@ EXPECTED_STORAGE_TYPES: dict[str, dict[str, str]] = {
                  "result": "VARCHAR", "duration_ms": "BIGINT", "duration_api_ms": "BIGINT",
                  "num_turns": "BIGINT", "total_cost_usd": "DOUBLE", "session_id": "VARCHAR",
                  "input_tokens": "BIGINT", "output_tokens": "BIGINT",
-                 "cache_creation_input_tokens": "BIGINT", "cache_read_input_tokens": "BIGINT"},
+                 "cache_creation_input_tokens": "BIGINT", "cache_read_input_tokens": "BIGINT",
+                 "num_results": "BIGINT", "num_error_results": "BIGINT",
+                 "terminal_reason": "VARCHAR", "errors": "VARCHAR[]", "api_error_status": "VARCHAR",
+                 "all_models_input_tokens": "BIGINT", "all_models_output_tokens": "BIGINT",
+                 "all_models_cache_creation_input_tokens": "BIGINT",
+                 "all_models_cache_read_input_tokens": "BIGINT", "all_models_cost_usd": "DOUBLE",
+                 "model_usage": "JSON"},
+    "tool_calls": {**_IDS, "call_index": "BIGINT", "tool_use_id": "VARCHAR",
+                   "tool_name": "VARCHAR", "has_tool_use": "BOOLEAN", "skill_name": "VARCHAR",
+                   "agent_type": "VARCHAR", "parent_tool_use_id": "VARCHAR",
+                   "in_subagent": "BOOLEAN", "answered": "BOOLEAN", "succeeded": "BOOLEAN",
+                   "failed": "BOOLEAN", "is_async": "BOOLEAN", "is_rejected": "BOOLEAN",
+                   "invoked_skill": "VARCHAR", "invoked_agent": "VARCHAR"},
     "test_results": {**_IDS, "expect_index": "BIGINT", "expect_type": "VARCHAR",
                      "expect_value": "VARCHAR", "passed": "BOOLEAN", "actual": "VARCHAR",
                      "evaluated_at": "TIMESTAMP", "skill_file": "VARCHAR",
@@ -1244,7 +1256,8 @@ def duplicates(tmp_path_factory: pytest.TempPathFactory) -> Duplicates:
                 duration_ms=700,
                 result="Hello everyone!",
             ),
-            # a runner failure reported after a real result: the real result wins
+            # a runner failure reported after a real result: the last result line decides
+            # (skillwalker_py.stream.extract_metrics' rule), an infrastructure error
             infra_error_event(RUN_A, "greet", "has no results", "timeout after the result"),
         ],
     )
@@ -1268,19 +1281,26 @@ class TestDuplicateLines:
         assert summary_counts(duplicates.proc)["ERROR"] == 0
         assert_no_duplicates(duplicates.project)
 
-    def test_a_real_result_wins_over_an_infrastructure_error(self, duplicates: Duplicates) -> None:
+    def test_the_last_result_line_decides_real_result_or_infrastructure_error(
+        self, duplicates: Duplicates
+    ) -> None:
         rows = duplicates.project.query(
-            "select test_case, is_infrastructure_error, result from test_run "
+            "select test_case, is_infrastructure_error, is_error, result, num_results, "
+            "num_error_results from test_run "
             "where test_case in ('greet-crashes-runner', 'greet-has-no-results') order by 1"
         )
         assert rows == [
-            ("greet-crashes-runner", False, "Hello everyone!"),
-            ("greet-has-no-results", False, "hi"),
+            # the crash line, then the retried test's real result: answered
+            ("greet-crashes-runner", False, False, "Hello everyone!", 2, 1),
+            # a real result ("hi"), then a runner failure: an infrastructure error
+            ("greet-has-no-results", True, True, None, 2, 1),
         ]
         summary = duplicates.project.query(
             "select total_tests, infrastructure_errors from test_run_summaries where eval = 'greet'"
         )
-        assert summary == [(6, 0)]  # 4 answered + the retried crash + "retried"
+        # 3 answered of the golden run + the retried crash + "retried"; "has no results"
+        # ends in a runner failure
+        assert summary == [(5, 1)]
 
     def test_later_config_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
@@ -1290,9 +1310,12 @@ class TestDuplicateLines:
 
     def test_later_result_event_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
-            "select result, total_cost_usd from test_run where test_case = 'greet-retried'"
+            "select result, total_cost_usd, num_turns, duration_ms, input_tokens, output_tokens "
+            "from test_run where test_case = 'greet-retried'"
         )
-        assert rows == [("Second attempt.", 0.375)]
+        # two result events are two turns of one execution: the later one's text and
+        # (cumulative) cost; turns 1 + 2, duration 100 + 200, tokens 10 + 20 and 1 + 2
+        assert rows == [("Second attempt.", 0.375, 3, 300, 30, 3)]
 
     def test_later_output_file_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(

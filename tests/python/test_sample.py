@@ -12,6 +12,7 @@ import pytest
 
 from skillwalker_py.config import build_test_case_id
 from skillwalker_py.sample import SampleSummary, generate_sample, main
+from skillwalker_py.stream import extract_metrics, get_agent_invocations, get_skill_invocations
 
 RUN_ID = re.compile(r"^\d{8}T\d{6}$")
 Record = dict[str, Any]
@@ -243,16 +244,19 @@ def test_stream_shapes(sample: SampleSummary) -> None:
         u["tool_use_result"] for u in users if "commandName" in str(u["tool_use_result"])
     ]
     assert {"success": True, "commandName": "code-review"} in skill_results
-    agents = [
+    completions = [
         u["tool_use_result"]
         for u in users
-        if isinstance(u["tool_use_result"], dict) and u["tool_use_result"].get("status")
+        if isinstance(u["tool_use_result"], dict)
+        and u["tool_use_result"].get("status") == "completed"
     ]
-    assert agents and all(
-        a["status"] == "completed" and a["agentType"] == "explorer" for a in agents
-    )
+    # runs 0-2 (Task): the older completion, no agentId/agentType; run 3 (Agent): agentType
+    old = [c for c in completions if "agentType" not in c]
+    new = [c for c in completions if "agentType" in c]
+    assert old and new and all(c["agentType"] == "explorer" for c in new)
+    assert all(set(c) == {"status", "prompt", "content", "totalDurationMs"} for c in old)
     assert {"agentId", "content", "totalDurationMs", "totalTokens", "totalToolUseCount"} <= set(
-        agents[0]
+        new[0]
     )
     failed = [u for u in users if isinstance(u["tool_use_result"], str)]
     assert failed and all(u["tool_use_result"].startswith("Error: ") for u in failed)
@@ -265,7 +269,7 @@ def test_stream_shapes(sample: SampleSummary) -> None:
         if block["type"] == "tool_use"
     }
     assert {"Skill", "Task", "Agent", "Read", "Bash", "Edit", "Write"} <= tool_names
-    inits = [e for e in events if e["type"] == "system"]
+    inits = [e for e in events if e["type"] == "system" and e["subtype"] == "init"]
     assert len(inits) == sample.test_executions - sample.infrastructure_errors
     results = [e for e in events if e["type"] == "result" and "status" not in e]
     assert {r["subtype"] for r in results} == {"success", "error_max_turns"}
@@ -286,6 +290,57 @@ def test_stream_shapes(sample: SampleSummary) -> None:
         } <= set(r["usage"])
         assert r["is_error"] is (r["subtype"] != "success")
         assert ("result" in r) is (r["subtype"] == "success")
+        # modelUsage adds up to the cost (the side model included)
+        assert sum(m["costUSD"] for m in r["modelUsage"].values()) == pytest.approx(
+            r["total_cost_usd"]
+        )
+
+
+def test_newer_claude_code_shapes(sample: SampleSummary) -> None:
+    """From run 4 on the explorer agent runs in the background: an async launch, its
+    task_started and task_notification, a skill call inside the subagent, and two
+    result events (the notification starts a second turn)."""
+    events = _kind(sample.path, "test-run")
+    by_execution: dict[tuple[str, str], list[Record]] = {}
+    for e in events:
+        by_execution.setdefault((e["test_run_id"], e["test_case"]), []).append(e)
+    background = {
+        key: stream
+        for key, stream in by_execution.items()
+        if any(
+            isinstance(e.get("tool_use_result"), dict)
+            and e["tool_use_result"].get("status") == "async_launched"
+            for e in stream
+        )
+    }
+    assert background and {run for run, _ in background} == set(sample.run_ids[4:])
+    for stream in background.values():
+        launch = next(e for e in stream if isinstance(e.get("tool_use_result"), dict)
+                      and e["tool_use_result"].get("isAsync"))  # fmt: skip
+        tool_id = launch["message"]["content"][0]["tool_use_id"]
+        kinds = [(e["type"], e.get("subtype")) for e in stream]
+        assert ("system", "task_started") in kinds
+        (notification,) = [e for e in stream if e.get("subtype") == "task_notification"]
+        assert (notification["tool_use_id"], notification["status"]) == (tool_id, "completed")
+        first, second = [e for e in stream if e["type"] == "result"]
+        assert stream.index(first) < stream.index(notification) < stream.index(second)
+        assert second["origin"] == {"kind": "task-notification"}
+        assert second["total_cost_usd"] > first["total_cost_usd"]  # cumulative
+        sub_skill = [e for e in stream if e.get("parent_tool_use_id") == tool_id
+                     and isinstance(e.get("tool_use_result"), dict)]  # fmt: skip
+        assert sub_skill[0]["tool_use_result"] == {"success": True, "commandName": "repo-map"}
+        assert get_agent_invocations(stream) == ["explorer"]
+        assert get_skill_invocations(stream) == ["repo-map"]
+        metrics = extract_metrics(stream)
+        assert metrics.num_results == 2 and metrics.num_turns == first["num_turns"] + 1
+    # the side model from run 3 on (newer Claude Code), next to the main model
+    with_side = {
+        e["test_run_id"]
+        for e in events
+        if e["type"] == "result" and "claude-haiku-4-5-20251001" in e.get("modelUsage", {})
+        and len(e["modelUsage"]) == 2
+    }  # fmt: skip
+    assert with_side == set(sample.run_ids[3:])
 
 
 def test_results_fields(sample: SampleSummary) -> None:

@@ -291,8 +291,10 @@ def test_pruned_runs_stay_when_a_storage_model_changes(tmp_path: Path, history: 
         shutil.rmtree(project.output_dir / "runs" / run)
     model = project.project_dir / "models" / "storage" / "test_run.sql"
     sql = model.read_text(encoding="utf-8")
-    model.write_text(sql.replace("    session_id,\n", "    session_id,\n    'v2' as sw_upgrade,\n"),
-                     encoding="utf-8")
+    assert "    e.session_id,\n" in sql
+    column = "    e.session_id,\n"
+    upgraded_sql = sql.replace(column, column + "    'v2' as sw_upgrade,\n")
+    model.write_text(upgraded_sql, encoding="utf-8")
     history.stage(project.output_dir, 4)
     code, out = project.run_build(cli=True, check=False)
     assert code == 0, out[-3000:]
