@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -101,6 +102,9 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     """
+    # dbt's locks start multiprocessing's resource tracker, which cleans them up after an
+    # interrupted build and warns about it on stderr: the cleanup is expected, not news
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     from dbt.cli.main import dbtRunner
 
     where = paths(args)
@@ -125,13 +129,28 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     started = time.monotonic()
     os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
     progress.start(where.output, where.lake)
+    previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         result = dbtRunner(callbacks=[progress.on_event]).invoke(argv + extra)
     finally:
+        signal.signal(signal.SIGINT, previous)
         progress.close()
     if isinstance(result.exception, KeyboardInterrupt):
-        raise KeyboardInterrupt
+        _interrupted(signal.SIGINT, None)
     return progress.finish(result, time.monotonic() - started)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C during a build: one line, exit 130 at once.
+
+    A build stopped at any moment leaves whole commits only (the lake's crash
+    safety, tested with kill -9), and the OS releases the build lock, so there
+    is nothing to wind down; dbt's own handling of the interrupt (inside hooks
+    and DuckDB queries it may even be swallowed) is not waited for.
+    """
+    sys.stdout.flush()
+    os.write(2, b"skillwalker-data: interrupted (the lake keeps its last finished build)\n")
+    os._exit(130)
 
 
 # ----------------------------------------------------------------------------- commands
@@ -275,7 +294,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
         print("skillwalker-data: nothing changed")
         return 1
     build_state.delete_run_files(where.output, runs)
-    return run_dbt(args, {"forget_run_ids": runs}, [])
+    code = run_dbt(args, {"forget_run_ids": runs}, [])
+    if code == 0:
+        left = sorted(set(runs) & build_state.runs_in_lake(config))
+        if left:  # pragma: no cover - the build's first step removes them
+            raise UsageError(f"the build finished but these runs are still in the lake: {left}")
+        print(f"skillwalker-data: forgot {len(runs)} run(s): {', '.join(runs)}")
+    return code
 
 
 # ----------------------------------------------------------------------------- parser

@@ -126,6 +126,8 @@ class Progress:
         if row is None:
             return "done"
         rows, files, rejected = (int(v) for v in row)
+        if not files:
+            return "nothing new"
         text = f"{_plural(rows, 'row')} from {_plural(files, 'file')}"
         return text + (f", {_plural(rejected, 'line')} rejected" if rejected else "")
 
