@@ -78,7 +78,7 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
             for run_id in values:
                 if not is_valid_run_id(str(run_id).strip()):
                     raise UsageError(
-                        f"--vars: {name}: {run_id!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
+                        f"--vars: {name}: '{run_id}' is not a run ID (expected YYYYMMDDTHHMMSS)"
                     )
             continue
         ok = (

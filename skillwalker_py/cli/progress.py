@@ -165,6 +165,8 @@ class Progress:
     def finish(self, result: Any, seconds: float) -> int:
         """Print the last lines and the one-line summary; 0, or 1 when the build failed."""
         self._totals()
+        for problem in dict.fromkeys(self.problems):
+            print(f"{PREFIX} warning: {problem}", file=sys.stderr)
         failed = self._failures(result)
         if failed:
             print(f"{PREFIX} build failed after {seconds:.1f} s: {failed}", file=sys.stderr)
