@@ -13,6 +13,7 @@ build from :func:`skillwalker_py.lake.finished_snapshot`.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,14 @@ import yaml
 from skillwalker_py import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
 
-__all__ = ["runs_not_in_output", "storage_sources", "up_to_date"]
+__all__ = [
+    "delete_run_files",
+    "run_files",
+    "runs_in_lake",
+    "runs_not_in_output",
+    "storage_sources",
+    "up_to_date",
+]
 
 SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
 
@@ -74,26 +82,67 @@ def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
         con.close()
 
 
-def runs_not_in_output(config: LakeConfig, output_dir: Path) -> list[str]:
-    """Runs with rows in the lake that no file of ``output_dir`` holds any more (sorted)."""
+def runs_in_lake(config: LakeConfig) -> set[str]:
+    """The runs whose rows the lake's import log records (forgotten runs are not)."""
     con = _open(config)
     if con is None:
-        return []
+        return set()
     try:
-        in_lake = {
+        return {
             r for (r,) in con.execute(
                 f"select distinct unnest(runs) from {ALIAS}.main.sw_import_log"
             ).fetchall()
         }
     finally:
         con.close()
-    return sorted(in_lake - _runs_in_output(output_dir))
+
+
+def runs_not_in_output(config: LakeConfig, output_dir: Path) -> list[str]:
+    """Runs with rows in the lake that no file of ``output_dir`` holds any more (sorted)."""
+    return sorted(runs_in_lake(config) - _runs_in_output(output_dir))
+
+
+def run_files(output_dir: Path, runs: list[str]) -> list[Path]:
+    """The files of ``output_dir`` that hold rows of ``runs``: their run folders, their
+    summary documents, and the single-file layout's files with a line of theirs."""
+    found = [output_dir / "runs" / r for r in runs if (output_dir / "runs" / r).is_dir()]
+    found += [p for r in runs for p in sorted(output_dir.glob(f"*-summary/{r}.json"))]
+    found += [p for p in _legacy_files(output_dir) if _runs_in_files([p]) & set(runs)]
+    return found
+
+
+def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
+    """Delete the run folders and summary documents of ``runs`` in ``output_dir``.
+
+    Lines in the single-file layout's shared files are not removed (ValueError
+    names the first such file: edit it by hand). Returns what was deleted.
+    """
+    shared = [p for p in run_files(output_dir, runs) if p.suffix == ".jsonl"]
+    if shared:
+        raise ValueError(f"lines of these runs are in the shared file {shared[0]}: remove them "
+                         "by hand")  # fmt: skip
+    deleted = run_files(output_dir, runs)
+    for path in deleted:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return deleted
+
+
+def _legacy_files(output_dir: Path) -> list[Path]:
+    return sorted(p for p in output_dir.glob("*.jsonl") if p.is_file())
 
 
 def _runs_in_output(output_dir: Path) -> set[str]:
     runs = {p.name for p in (output_dir / "runs").glob("*") if p.is_dir()}
     runs |= {p.stem for p in output_dir.glob("*-summary/*.json")}
-    legacy = [str(p) for p in output_dir.glob("*.jsonl") if p.is_file()]
+    return runs | _runs_in_files(_legacy_files(output_dir))
+
+
+def _runs_in_files(files: list[Path]) -> set[str]:
+    runs: set[str] = set()
+    legacy = [str(p) for p in files]
     if legacy:
         con = duckdb.connect()
         try:

@@ -24,9 +24,8 @@ catalog, without this retry: at least one of the two failed on a view in 3 of
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["CONFLICT_MARKERS", "build", "lost_commit_races"]
@@ -62,17 +61,20 @@ def _is_race(message: str) -> bool:
 
 
 def build(
-    build_cmd: Sequence[str],
-    retry_cmd: Sequence[str],
+    run: Callable[[Sequence[str]], int],
+    build_args: Sequence[str],
+    retry_args: Sequence[str],
     *,
-    env: Mapping[str, str],
-    cwd: Path,
     target_dir: Path,
     attempts: int,
 ) -> int:
-    """Run ``dbt build``; after a build that failed only on commit races, ``dbt retry``
-    (at most ``attempts`` times). Returns the exit status of the last dbt command."""
-    code = subprocess.call(list(build_cmd), env=dict(env), cwd=cwd)
+    """``run(build_args)`` (a ``dbt build``); after a build that failed only on commit
+    races, ``run(retry_args)`` (a ``dbt retry``), at most ``attempts`` times.
+
+    ``run`` invokes dbt with the given arguments and returns its exit status;
+    the exit status of the last invocation is returned.
+    """
+    code = run(build_args)
     for _ in range(attempts):
         if code == 0:
             break
@@ -85,5 +87,5 @@ def build(
             file=sys.stderr,
             flush=True,
         )
-        code = subprocess.call(list(retry_cmd), env=dict(env), cwd=cwd)
+        code = run(retry_args)
     return code

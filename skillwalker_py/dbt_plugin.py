@@ -94,7 +94,9 @@ class Plugin(BasePlugin):
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),
             "sw_check_replace_run_ids": _json_udf(
-                lambda args: ingest.check_replace_run_ids(args["replace_run_ids"])
+                lambda args: ingest.check_replace_run_ids(
+                    args["replace_run_ids"], args.get("var", "replace_run_ids")
+                )
             ),
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(args["project_dir"])

@@ -75,10 +75,10 @@ class BuildLockError(SkillwalkerError):
 class ReplaceRunIdsError(InvalidRunIdError):
     """A value of the ``replace_run_ids`` var is not a run ID."""
 
-    def __init__(self, value: object) -> None:
+    def __init__(self, value: object, var: str = "replace_run_ids") -> None:
         self.value = value
         SkillwalkerError.__init__(
-            self, f"replace_run_ids: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
+            self, f"{var}: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
         )
 
 
@@ -90,11 +90,12 @@ def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join(_sql_string(v) for v in values) + "]::VARCHAR[]"
 
 
-def check_replace_run_ids(values: list[Any]) -> list[str]:
-    """The ``replace_run_ids`` var, every value a valid run ID, else one clear error."""
+def check_replace_run_ids(values: list[Any], var: str = "replace_run_ids") -> list[str]:
+    """The ``replace_run_ids`` var (or ``var``), every value a valid run ID, else one clear
+    error."""
     for value in values:
         if not is_valid_run_id(value):
-            raise ReplaceRunIdsError(value)
+            raise ReplaceRunIdsError(value, var)
     return [str(v) for v in values]
 
 

@@ -1,7 +1,7 @@
 {% macro sw_on_run_start() -%}
   {#-
-    For commands that write (build, run, seed): check var replace_run_ids and
-    create the lake's bookkeeping tables (the build lock was taken before dbt
+    For commands that write (build, run, seed): check var replace_run_ids,
+    create the lake's bookkeeping tables, remove the runs of var forget_run_ids (the build lock was taken before dbt
     connected: skillwalker_py.dbt_plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
@@ -9,6 +9,7 @@
     {%- do sw_call('sw_check_replace_run_ids', {'replace_run_ids': sw_replace_run_ids()}) -%}
     {%- do run_query(sw_create_lake_tables()) -%}
     {%- do sw_set_lake_options() -%}
+    {%- do sw_forget_runs() -%}
   {%- endif -%}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'test') -%}
     {%- do run_query(sw_test_scope_sql()) -%}

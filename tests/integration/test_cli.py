@@ -33,26 +33,31 @@ CLI = Path(sys.executable).with_name("skillwalker-data")
 
 
 class Cli:
-    """Runs the console script with a project's paths in the environment."""
+    """Runs the console script with a project's paths in the environment, from the project's
+    temp folder (never from the checkout)."""
 
     def __init__(self, project: DbtProject) -> None:
         self.project = project
 
     def __call__(
-        self, *args: str, code: int = 0, env: dict[str, str] | None = None
+        self, *args: str, code: int = 0, env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
             [str(CLI), *args],
             env={**self.project.env(), **(env or {})},
+            cwd=cwd or self.project.root,
             capture_output=True,
             text=True,
             timeout=600,
+            stdin=subprocess.DEVNULL,
         )
-        assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+        assert proc.returncode == code, (args, proc.returncode, proc.stdout, proc.stderr)
         return proc
 
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, "--format", "json").stdout)
+    def json(self, *args: str, env: dict[str, str] | None = None,
+             cwd: Path | None = None) -> Any:
+        return json.loads(self(*args, "--format", "json", env=env, cwd=cwd).stdout)
 
     def csv(self, *args: str) -> list[dict[str, str]]:
         return list(csv.DictReader(io.StringIO(self(*args, "--format", "csv").stdout)))
@@ -68,8 +73,24 @@ def sample_ids(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cli, 
         fh.write('{"test_run_id": "' + r2 + '", "truncated\n')
     cli = Cli(project)
     build = cli("build")
-    assert "ERROR=0" in build.stdout  # (WARN=1: rejected_lines is not empty)
-    assert "test_history" in build.stdout  # dbt's progress is shown
+    lines = build.stdout.splitlines()
+    assert build.stderr == "", build.stderr
+    print(build.stdout)
+    # not a terminal: plain progress lines, no dbt output, a one-line summary
+    assert lines[0] == (
+        f"skillwalker-data: building {project.output_dir} into {project.lake_dir}"
+    )
+    assert "skillwalker-data: imported test_results: 152 rows from 3 files, 1 line rejected" \
+        in lines, build.stdout
+    assert "skillwalker-data: imported test_config: 72 rows from 3 files" in lines
+    assert "skillwalker-data: views: 22 built, seeds: 3 loaded" in lines
+    assert "skillwalker-data: data tests: 61 pass, 1 warn" in lines
+    assert lines[-1].startswith("skillwalker-data: built in ")
+    assert lines[-1].endswith(
+        f": 5 runs imported from 16 files, 1 line rejected (skillwalker-data rejected); "
+        f"readers see this build in {project.lake_dir} (skillwalker-data summaries)"
+    )
+    assert "Done." not in build.stdout and "PASS=" not in build.stdout
     ids = {"r1": r1, "r2": r2, "r3": r3}
     ids["scil"], ids["acil"] = summary.scil_run_ids[0], summary.acil_run_ids[0]
     yield cli, ids
@@ -190,7 +211,8 @@ def test_rejected_lines(cli: Cli, ids: dict[str, str]) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "latest"], "invalid test run ID 'latest'"),
+        (["run", "lastest"], "invalid test run ID 'lastest'"),
+        (["acil", "previous"], "there is no previous run: the lake has 1 ACIL runs"),
         (["run", "20200101T000000"], "Test run not found: 20200101T000000"),
         (["compare", "20200101T000000", "{r3}"], "Test run not found: 20200101T000000"),
         (["compare", "{r1}"], "has no earlier run of its evals"),
@@ -254,3 +276,141 @@ def test_build_refuses_a_missing_or_empty_output_folder(tmp_path: Path, state: s
     assert proc.stderr.startswith(f"skillwalker-data: error: the output folder {output}")
     assert proc.stderr.count("\n") == 1 and "check --output-dir" in proc.stderr
     assert not (tmp_path / "lake").exists()
+
+
+def test_latest_and_previous_stand_for_run_ids(cli: Cli, ids: dict[str, str]) -> None:
+    assert cli.json("run", "latest", "--section", "tests")[0]["test_run_id"] == ids["r3"]
+    assert cli.json("compare", "previous", "latest") == cli.json("compare", ids["r2"], ids["r3"])
+    assert cli.json("compare", "latest") == cli.json("compare", ids["r3"])
+    assert {r["test_run_id"] for r in cli.json("triggers", "previous")} == {ids["r2"]}
+    assert cli.json("scil", "latest") == cli.json("scil", ids["scil"])
+    assert cli.json("acil", "latest") == cli.json("acil", ids["acil"])
+
+
+GATE_REGRESSION = (
+    "skillwalker-data: compare failed: 1 regressed test(s) "
+    "(code-review / triggers on pull request diff)\n"
+)
+
+
+def test_compare_gate_fails_with_one_line(cli: Cli, ids: dict[str, str]) -> None:
+    """R2 -> R3: one regression, a new failure, two unknowns; pass rates of explore-agent and
+    refactor fall from 7/8 to 6/7 (1.8 points)."""
+    proc = cli("compare", ids["r2"], ids["r3"], "--fail-on", "regression", code=1)
+    assert proc.stderr == GATE_REGRESSION
+    assert "Changed tests (5)" in proc.stdout  # the report is printed all the same
+    proc = cli("compare", "latest", "--fail-on", "regression", "--fail-on", "any-change",
+               code=1)  # fmt: skip
+    assert proc.stderr == (
+        "skillwalker-data: compare failed: 1 regressed test(s) (code-review / triggers on pull "
+        "request diff); 5 changed test(s) (code-review / triggers on pull request diff, "
+        "code-review / flags sql injection, code-review / ignores commit message request and "
+        "2 more)\n"
+    )
+    proc = cli("compare", ids["r2"], ids["r3"], "--max-pass-rate-drop", "0.01", code=1)
+    assert proc.stderr == (
+        "skillwalker-data: compare failed: explore-agent: pass rate fell from 87.5% to 85.7% "
+        "(a drop of at most 1 points allowed); refactor: pass rate fell from 87.5% to 85.7% "
+        "(a drop of at most 1 points allowed)\n"
+    )
+    assert cli("compare", ids["r2"], ids["r3"], "--max-pass-rate-drop", "0.05").stderr == ""
+    # R1 -> R2: "flags sql injection" fails in R2 only: a regression, and a new failure
+    proc = cli("compare", ids["r1"], ids["r2"], "--fail-on", "new-failure", code=1)
+    assert proc.stderr == (
+        "skillwalker-data: compare failed: 1 newly failing test(s) "
+        "(code-review / flags sql injection)\n"
+    )
+    # the largest cost rise of an eval among the pairs of runs: just below it fails, at it passes
+    pairs = [(ids["r1"], ids["r2"]), (ids["r2"], ids["r3"]), (ids["r1"], ids["r3"])]
+    rise, pair, name = max(
+        (s["head_cost_usd"] / s["base_cost_usd"] - 1, pair, s["eval"])
+        for pair in pairs for s in cli.json("compare", *pair)["summary"]
+    )  # fmt: skip
+    assert rise > 0.001
+    cli("compare", *pair, "--max-cost-increase", f"{rise + 0.0001:.6f}")
+    proc = cli("compare", *pair, "--max-cost-increase", f"{rise - 0.001:.6f}", code=1)
+    assert proc.stderr.startswith("skillwalker-data: compare failed: ")
+    assert f"{name}: cost rose {rise:.1%} from $" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    bad = cli("compare", "latest", "--fail-on", "everything", code=2)
+    assert bad.stderr.count("\n") == 1 and "invalid choice: 'everything'" in bad.stderr
+
+
+def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
+    out = cli("compare", ids["r3"], "--format", "markdown").stdout
+    lines = out.splitlines()
+    assert lines[0] == f"### Run {ids['r3']} against the previous run of each eval (3)"
+    assert lines[2].startswith("| eval | base_run_id | test_run_id | regressed | fixed |")
+    assert lines[3].startswith("| --- | --- | --- | ---: | ---: |")
+    assert "### Changed tests (5)" in lines
+    assert ("| code-review | triggers on pull request diff | pass | fail | regressed | no |"
+            in out)  # fmt: skip
+    summaries = cli("summaries", "--format", "markdown").stdout.splitlines()
+    assert len(summaries) == 2 + 9 and all(line.startswith("| ") for line in summaries)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["build", "--vars", "{flaky_window: abc}"],
+         "--vars: flaky_window must be a whole number, not 'abc'"),
+        (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
+         "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
+         "lake_target_file_size, lock_timeout_seconds, output_dir, rebuild_storage, "
+         "replace_run_ids, snapshot_retention_days)"),
+        (["build", "--", "--vars", "{full_tests: 1}"],
+         "--vars: full_tests must be true or false, not 1"),
+        (["build", "--vars", "{replace_run_ids: [20260301T090000, nope]}"],
+         "--vars: replace_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        (["build", "--vars", "[1]"],
+         "--vars must be a mapping, e.g. '{flaky_window: 3}', not '[1]'"),
+        (["summaries", "--lake-dir", "a-file"], "the lake folder {root}/a-file is not a folder "
+         "(check --lake-dir)"),
+        (["sample", "--output-dir", "a-file"], "the output folder {root}/a-file is not a folder "
+         "(check --output-dir)"),
+    ],
+)  # fmt: skip
+def test_mistakes_before_a_build_are_one_line(
+    cli: Cli, tmp_path: Path, args: list[str], message: str
+) -> None:
+    """Checked before dbt starts: one line on stderr, exit 2, nothing built."""
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    proc = cli(*args, code=2, cwd=tmp_path)
+    assert proc.stderr == f"skillwalker-data: error: {message.replace('{root}', str(tmp_path))}\n"
+    assert proc.stdout == ""
+
+
+def test_argument_mistakes_are_one_line(cli: Cli) -> None:
+    proc = cli("sample", "--runs", "0", code=2)
+    assert proc.stderr == (
+        "skillwalker-data sample: error: argument --runs: must be at least 1, not 0 "
+        "(see --help)\n"
+    )
+
+
+def test_relative_paths_resolve_against_the_current_directory(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Relative --lake-dir, --data-set and SKILLWALKER_HOME are the current directory's."""
+    root = cli.project.root
+    nowhere = {"SKILLWALKER_LAKE_DIR": str(tmp_path / "none"),
+               "SKILLWALKER_OUTPUT_DIR": str(tmp_path / "none")}  # fmt: skip
+    expected = cli.json("summaries")
+    assert cli.json("summaries", "--lake-dir", "lake", cwd=root) == expected
+    assert cli.json("summaries", "--data-set", ".", cwd=root, env=nowhere) == expected
+    assert cli.json("summaries", "--data-set", root.name, cwd=root.parent, env=nowhere) \
+        == expected
+    proc = cli("summaries", "--lake-dir", "lake", cwd=tmp_path, code=2)
+    assert proc.stderr == (
+        f"skillwalker-data: error: no built data in {tmp_path}/lake: run `skillwalker-data "
+        "build` first\n"
+    )
+    home = {"SKILLWALKER_HOME": root.name}
+    env = {**cli.project.env(), **home}
+    del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
+    proc = subprocess.run([str(CLI), "builds", "--format", "json"], env=env, cwd=root.parent,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)) == 1
+    attach = cli("attach", "--data-set", ".", cwd=root, env=nowhere).stdout
+    assert f"ducklake:sqlite:{root}/lake/catalog.sqlite" in attach

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ SKIPPED = "nothing new to import"
 def _build(project: DbtProject, *args: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [str(CLI), "build", *args], env=project.env(), capture_output=True, text=True,
-        timeout=600,
+        timeout=600, cwd=project.root,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
@@ -32,7 +33,11 @@ def test_build_skips_dbt_only_when_nothing_changed(project: DbtProject) -> None:
     summary = generate_sample(project.output_dir, runs=2)
     assert SKIPPED not in _build(project).stdout  # first build
     assert SKIPPED in _build(project).stdout  # nothing new
-    assert "Done." in _build(project, "--force").stdout
+    forced = _build(project, "--force").stdout.splitlines()
+    assert forced[-1].startswith("skillwalker-data: built in ")
+    assert forced[-1].endswith(": 0 runs imported from 0 files, no line rejected; readers see "
+                               f"this build in {project.lake_dir} (skillwalker-data summaries)")
+    assert "skillwalker-data: imported test_run: nothing new" in forced
 
     # a run whose results were re-evaluated and newly listed in the marker
     marker = project.output_dir / ".re-evaluated-runs.json"
@@ -57,7 +62,7 @@ def test_build_skips_dbt_only_when_nothing_changed(project: DbtProject) -> None:
 def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [str(CLI), *args], env=project.env(), capture_output=True, text=True, timeout=600,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, cwd=project.root,
     )
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
@@ -132,3 +137,81 @@ def test_as_of_reads_the_summaries_before_a_reevaluation(project: DbtProject) ->
         r["passed"] for r in first]
     wrong = _cli(project, "summaries", "--as-of", "nope", code=2)
     assert "no build with an id starting 'nope'" in wrong.stderr
+
+
+def _runs(project: DbtProject) -> set[str]:
+    return {r for (r,) in project.query("select distinct test_run_id from test_run")} | {
+        r for (r,) in project.query("select test_run_id from scil_summary")}
+
+
+def test_forget_removes_runs_in_one_build_and_they_stay_gone(project: DbtProject) -> None:
+    """forget: refuses while the run's files are in the output folder, asks, removes the
+    runs' rows in one finished build; the next builds do not import them again."""
+    sample = generate_sample(project.output_dir, runs=3)
+    _build(project)
+    first, scil = sample.run_ids[0], sample.scil_run_ids[0]
+    before = _runs(project)
+    builds_before = len(lake.builds(project.lake_dir))
+
+    refused = _cli(project, "forget", first, code=2)
+    assert refused.stderr == (
+        f"skillwalker-data: error: 1 file(s) of these runs are still in {project.output_dir} "
+        f"(e.g. {project.output_dir / 'runs' / first}): the next build would import them "
+        "again; remove them, or pass --delete-files\n"
+    )
+    asked = _cli(project, "forget", first, "--delete-files", code=2)  # no terminal, no --yes
+    assert asked.stderr == ("skillwalker-data: error: forget asks for confirmation: run it on a "
+                            "terminal, or pass --yes\n")  # fmt: skip
+    assert (project.output_dir / "runs" / first).is_dir()
+    unknown = _cli(project, "forget", "20200101T000000", code=2)
+    assert unknown.stderr == (
+        f"skillwalker-data: error: not in the lake {project.lake_dir}: 20200101T000000\n"
+    )
+
+    done = _cli(project, "forget", first, scil, "--delete-files", "--yes")
+    assert done.stdout.splitlines()[-1] == f"skillwalker-data: forgot 2 run(s): {first}, {scil}"
+    assert not (project.output_dir / "runs" / first).exists()
+    assert not list(project.output_dir.glob(f"*-summary/{scil}.json"))
+    assert _runs(project) == before - {first, scil}
+    assert project.query("select count(*) from test_results where test_run_id = ?", [first]) \
+        == [(0,)]
+    assert len(lake.builds(project.lake_dir)) == builds_before + 1  # one finished build
+    # readers of the build before see the runs still (time travel), the lake does not
+    older = lake.at_build(project.lake_dir, "previous")
+    assert {r["test_run_id"] for r in queries.query_per_test(older)} >= {first}
+
+    _build(project, "--force")  # nothing brings them back
+    assert _runs(project) == before - {first, scil}
+    # forget the latest run after its files were removed by hand
+    latest = sample.run_ids[-1]
+    shutil.rmtree(project.output_dir / "runs" / latest)
+    _cli(project, "forget", "latest", "--yes")
+    assert latest not in _runs(project)
+
+
+def test_ctrl_c_during_a_build_is_one_line_and_exit_130(project: DbtProject) -> None:
+    """SIGINT once a storage table has committed: one line, status 130, no traceback; the
+    lock is released and the next build imports what the first one missed."""
+    sample = generate_sample(project.output_dir, runs=2)
+    proc = subprocess.Popen(
+        [str(CLI), "build"], env=project.env(), cwd=project.root, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("skillwalker-data: imported test_config"):
+            proc.send_signal(signal.SIGINT)
+            break
+    assert proc.wait(timeout=60) == 130, "".join(seen)
+    assert proc.stderr.read() == (
+        "skillwalker-data: interrupted (the lake keeps its last finished build)\n"
+    )
+    proc.stdout.close()
+    proc.stderr.close()
+    assert lake.connect(project.lake_dir) is None  # no build finished
+    last = _build(project).stdout.splitlines()[-1]  # imports what the first one missed
+    assert last.startswith("skillwalker-data: built in "), last
+    runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
+    assert runs == set(sample.run_ids)

@@ -106,7 +106,8 @@ class Project(DbtProject):
 
     def start(self, *args: str, cli: bool = False,
               extra_env: Mapping[str, str] | None = None) -> Running:
-        """Start ``dbt build`` (``cli``: ``skillwalker-data build``) in the background.
+        """Start ``dbt build`` (``cli``: ``skillwalker-data build --verbose``, which prints
+        dbt's output) in the background.
 
         It runs in its own process group; its output goes to a log file.
         """
@@ -115,7 +116,7 @@ class Project(DbtProject):
         self.root.mkdir(parents=True, exist_ok=True)
         log = self.root / f"build-{len(self.logs)}.log"
         self.logs.append(log)
-        argv = [str(CLI), "build", *args] if cli else self.dbt_command("build", *args)
+        argv = [str(CLI), "build", "--verbose", *args] if cli else self.dbt_command("build", *args)
         with open(log, "wb") as fh:
             proc = subprocess.Popen(
                 argv, env=env, cwd=self.root, stdout=fh, stderr=subprocess.STDOUT,

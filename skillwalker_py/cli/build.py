@@ -1,0 +1,387 @@
+"""The commands that write: ``sample``, ``build``, ``rebuild`` and ``forget``.
+
+A build runs dbt in this process through its programmatic API
+(``dbt.cli.main.dbtRunner``) with a callback on dbt's events: the callback
+shows the progress (:class:`Progress`), and dbt's own output appears only
+with ``--verbose``. The build lock is the dbt plugin's, taken before dbt
+connects and held until this process exits (``skillwalker_py.dbt_plugin``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillwalker_py import build_state, conflicts, queries
+from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
+from skillwalker_py.cli.progress import Progress
+from skillwalker_py.runid import is_valid_run_id
+
+__all__ = ["register", "validate_vars"]
+
+
+# ----------------------------------------------------------------------------- dbt vars
+
+# The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
+_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
+_RUN_ID_LISTS = ("replace_run_ids", "forget_run_ids")
+
+
+def project_vars(project: Path) -> dict[str, Any]:
+    """The vars the dbt project declares (``vars:`` in dbt_project.yml) with their defaults."""
+    spec = yaml.safe_load((project / "dbt_project.yml").read_text(encoding="utf-8"))
+    return dict(spec.get("vars") or {})
+
+
+def _type_name(kind: type) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+            list: "a list"}[kind]  # fmt: skip
+
+
+def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
+    """``--vars`` (a YAML mapping) checked against the project's vars: known names, the type
+    of each default, run IDs in the run ID lists. Raises UsageError with one line.
+
+    >>> validate_vars("{flaky_window: 3}", {"flaky_window": 5})
+    {'flaky_window': 3}
+    >>> validate_vars("{flaky_window: abc}", {"flaky_window": 5})
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.cli.common.UsageError: --vars: flaky_window must be a whole number, not 'abc'
+    """
+    try:
+        given = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0]
+        raise UsageError(f"--vars is not YAML ({first}): e.g. '{{flaky_window: 3}}'") from None
+    if not isinstance(given, dict):
+        raise UsageError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
+    for name, value in given.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared))
+            raise UsageError(f"--vars: unknown var {name!r} (the project's vars: {known})")
+        default = declared[name]
+        kind = _NULL_DEFAULT_TYPES.get(name, str) if default is None else type(default)
+        if name in _RUN_ID_LISTS:
+            values = value.split(",") if isinstance(value, str) else value
+            if not isinstance(values, list):
+                raise UsageError(f"--vars: {name} must be a list of run IDs, not {value!r}")
+            for run_id in values:
+                if not is_valid_run_id(str(run_id).strip()):
+                    raise UsageError(
+                        f"--vars: {name}: '{run_id}' is not a run ID (expected YYYYMMDDTHHMMSS)"
+                    )
+            continue
+        ok = (
+            isinstance(value, bool) if kind is bool
+            else isinstance(value, int) and not isinstance(value, bool) if kind is int
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+            if kind is float else isinstance(value, kind)
+        )  # fmt: skip
+        if not ok:
+            raise UsageError(f"--vars: {name} must be {_type_name(kind)}, not {value!r}")
+        if kind in (int, float) and value < 0:
+            raise UsageError(f"--vars: {name} must not be negative, not {value!r}")
+    return given
+
+
+# ----------------------------------------------------------------------------- running dbt
+
+
+def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str]) -> int:
+    """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
+
+    Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
+    """
+    # dbt's locks start multiprocessing's resource tracker, which cleans them up after an
+    # interrupted build and warns about it on stderr: the cleanup is expected, not news
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
+    from dbt.cli.main import dbtRunner
+
+    where = paths(args)
+    proj = project_dir()
+    os.environ.update(
+        {
+            "SKILLWALKER_OUTPUT_DIR": str(where.output),
+            "SKILLWALKER_LAKE_DIR": str(where.lake),
+            "DO_NOT_TRACK": "1",
+        }
+    )
+    if where.lake_from_option:  # an explicit folder names the whole lake
+        for name in ("SKILLWALKER_LAKE_CATALOG", "SKILLWALKER_LAKE_DATA_PATH"):
+            os.environ.pop(name, None)
+    verbose = bool(getattr(args, "verbose", False))
+    progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False))
+    argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
+    if not verbose:
+        argv += ["--log-level", "none"]
+    if dbt_vars:
+        argv += ["--vars", json.dumps(dict(dbt_vars))]
+    started = time.monotonic()
+    os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
+    shared = progress.lake.sqlite_file is None
+    if shared and "DBT_TARGET_PATH" not in os.environ:
+        # a shared lake: builds from one checkout may run at once, and each needs
+        # its own run_results.json for `dbt retry` (skillwalker_py.conflicts)
+        os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
+    target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
+    results: list[Any] = []
+
+    def invoke(command: Sequence[str]) -> int:
+        results.append(dbtRunner(callbacks=[progress.on_event]).invoke(list(command)))
+        return 0 if results[-1].success else 1
+
+    progress.start(where.output, where.lake)
+    previous = signal.signal(signal.SIGINT, _interrupted)
+    try:
+        conflicts.build(
+            invoke, argv + extra, ["retry", *argv[1:]],
+            target_dir=target if target.is_absolute() else proj / target,
+            attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
+        )  # fmt: skip
+        result = results[-1]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        progress.close()
+    if isinstance(result.exception, KeyboardInterrupt):
+        _interrupted(signal.SIGINT, None)
+    return progress.finish(result, time.monotonic() - started)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C during a build: one line, exit 130 at once.
+
+    A build stopped at any moment leaves whole commits only (the lake's crash
+    safety, tested with kill -9), and the OS releases the build lock, so there
+    is nothing to wind down; dbt's own handling of the interrupt (inside hooks
+    and DuckDB queries it may even be swallowed) is not waited for.
+    """
+    sys.stdout.flush()
+    os.write(2, b"skillwalker-data: interrupted (the lake keeps its last finished build)\n")
+    os._exit(130)
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from skillwalker_py.sample import generate_sample
+
+    out = paths(args).output
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"the output folder {out} is not a folder (check --output-dir)")
+    try:
+        summary = generate_sample(out, runs=args.runs, seed=args.seed, overwrite=args.overwrite)
+    except FileExistsError as exc:
+        raise UsageError(f"{exc} (use --overwrite to replace it)") from None
+    print(summary.format())
+    return 0
+
+
+def _check_output_dir(output: Path) -> None:
+    """A missing or empty output folder is a mistake (a mistyped --output-dir), not a build."""
+    if not output.exists():
+        raise UsageError(f"the output folder {output} does not exist (check --output-dir)")
+    if not output.is_dir():
+        raise UsageError(f"the output folder {output} is not a folder (check --output-dir)")
+    if not any(output.iterdir()):
+        raise UsageError(
+            f"the output folder {output} is empty: nothing to import (check --output-dir; "
+            "`skillwalker-data sample` writes sample output)"
+        )
+
+
+def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The vars of ``--vars`` and of a ``--vars`` among the extra dbt arguments, validated
+    (merged, the later wins), and the extra arguments without them."""
+    declared = project_vars(project_dir())
+    texts = [args.vars] if getattr(args, "vars", None) else []
+    rest: list[str] = []
+    i = 0
+    while i < len(extra):
+        if extra[i] == "--vars" and i + 1 < len(extra):
+            texts.append(extra[i + 1])
+            i += 2
+            continue
+        if extra[i].startswith("--vars="):
+            texts.append(extra[i].split("=", 1)[1])
+        else:
+            rest.append(extra[i])
+        i += 1
+    merged: dict[str, Any] = {}
+    for text in texts:
+        merged.update(validate_vars(text, declared))
+    return merged, rest
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    where = paths(args)
+    _check_output_dir(where.output)
+    more = list(args.dbt_args or [])
+    if more[:1] == ["--"]:  # argparse keeps the separator; dbt would ignore what follows
+        more = more[1:]
+    dbt_vars, more = _given_vars(args, more)
+    proj = project_dir()
+    config = lake_config(args, as_of=False)
+    if not (args.force or args.select or more or dbt_vars) and build_state.up_to_date(
+        proj, where.output, config
+    ):
+        print(
+            "skillwalker-data: nothing new to import and the project is unchanged since the "
+            "last build whose data tests all passed; dbt not run (--force runs it anyway)"
+        )
+        rows = queries.query_sql(config, "select count(*) as n from rejected_lines")
+        if rows and rows[0]["n"]:
+            n = rows[0]["n"]
+            print(f"skillwalker-data: {n} rejected input lines: skillwalker-data rejected")
+        return 0
+    extra: list[str] = []
+    if args.select:
+        extra += ["--select", *args.select]
+    return run_dbt(args, dbt_vars, extra + more)
+
+
+def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
+    """True with --yes or a 'y' on a terminal; without a terminal and --yes, a UsageError."""
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(f"{what} asks for confirmation: run it on a terminal, or pass --yes")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    where = paths(args)
+    _check_output_dir(where.output)
+    lost = build_state.runs_not_in_output(lake_config(args, as_of=False), where.output)
+    if lost:
+        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+        print(
+            f"skillwalker-data: rebuilding from {where.output} loses {len(lost)} run(s) that "
+            f"are in the lake but no longer in the output folder: {shown}"
+        )
+    else:
+        print(f"skillwalker-data: every run in the lake is still in {where.output}")
+    if not _confirm("Rebuild the storage tables from the output folder?", "rebuild", args):
+        print("skillwalker-data: nothing changed")
+        return 1
+    return run_dbt(args, {"rebuild_storage": True}, [])
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    where = paths(args)
+    config = lake_config(args, as_of=False)
+    if queries.connect(config) is None:
+        raise UsageError(f"no built data in {where.lake}: nothing to forget")
+    runs = sorted({resolve_run(config, r) if r in ("latest", "previous") else r
+                   for r in args.run_ids})  # fmt: skip
+    for run in runs:
+        if not is_valid_run_id(run):
+            raise UsageError(f"invalid test run ID {run!r}: expected YYYYMMDDTHHMMSS")
+    in_lake = build_state.runs_in_lake(config)
+    unknown = [r for r in runs if r not in in_lake]
+    if unknown:
+        raise UsageError(f"not in the lake {where.lake}: {', '.join(unknown)}")
+    still = build_state.run_files(where.output, runs)
+    shared = [p for p in still if p.suffix == ".jsonl"]
+    if shared:
+        raise UsageError(
+            f"lines of these runs are in {shared[0]}, a file other runs share: remove them "
+            "by hand, else the next build would import them again"
+        )
+    if still and not args.delete_files:
+        first = still[0]
+        raise UsageError(
+            f"{len(still)} file(s) of these runs are still in {where.output} (e.g. {first}): "
+            "the next build would import them again; remove them, or pass --delete-files"
+        )
+    print(f"skillwalker-data: forgetting {len(runs)} run(s) from {where.lake}: {', '.join(runs)}")
+    if still:
+        print(f"skillwalker-data: and deleting their {len(still)} file(s) in {where.output}")
+    if not _confirm(f"Remove {len(runs)} run(s) from the lake?", "forget", args):
+        print("skillwalker-data: nothing changed")
+        return 1
+    build_state.delete_run_files(where.output, runs)
+    code = run_dbt(args, {"forget_run_ids": runs}, [])
+    if code == 0:
+        left = sorted(set(runs) & build_state.runs_in_lake(config))
+        if left:  # pragma: no cover - the build's first step removes them
+            raise UsageError(f"the build finished but these runs are still in the lake: {left}")
+        print(f"skillwalker-data: forgot {len(runs)} run(s): {', '.join(runs)}")
+    return code
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    reader: argparse.ArgumentParser,
+) -> None:
+    """Add the commands that write to ``sub``."""
+    builder = argparse.ArgumentParser(add_help=False, parents=[common])
+    builder.add_argument(
+        "--verbose", "-v", action="store_true",
+        help="show dbt's own output instead of the progress lines",
+    )  # fmt: skip
+
+    p = sub.add_parser("sample", parents=[common], help="write the deterministic sample output")
+    p.add_argument("--runs", type=_positive, default=6, help="test runs to write (default 6)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--overwrite", action="store_true", help="replace existing output")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("build", parents=[builder], help="import new runs and rebuild the views")
+    p.add_argument(
+        "--force", action="store_true",
+        help="run dbt even when nothing is new and the project is unchanged",
+    )  # fmt: skip
+    p.add_argument("--select", nargs="+", help="dbt node selection")
+    p.add_argument(
+        "--vars", metavar="YAML",
+        help="dbt vars, checked against the vars dbt_project.yml declares, e.g. "
+        "'{flaky_window: 3}'",
+    )  # fmt: skip
+    p.add_argument("dbt_args", nargs=argparse.REMAINDER, help="more dbt arguments after --")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser(
+        "rebuild", parents=[builder],
+        help="rebuild the storage tables from the output folder (lists the runs it would lose)",
+    )  # fmt: skip
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_rebuild)
+
+    p = sub.add_parser(
+        "forget", parents=[builder],
+        help="remove runs from the lake (their files must be gone from the output folder, "
+        "or --delete-files)",
+    )  # fmt: skip
+    p.add_argument("run_ids", metavar="RUN_ID", nargs="+", help="run IDs, 'latest' or 'previous'")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--delete-files", action="store_true",
+        help="also delete the runs' folders and summary documents in the output folder",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_forget)

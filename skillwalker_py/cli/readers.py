@@ -1,0 +1,396 @@
+"""The read commands: each prints a view (or a query function's rows) of the last finished
+build, or of the build named by ``--as-of``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from skillwalker_py import analytics, queries
+from skillwalker_py.cli.common import UsageError, read_lake, resolve_run
+from skillwalker_py.cli.output import Row, Section, emit, emit_sections
+from skillwalker_py.lake import ALIAS as lake_alias
+from skillwalker_py.lake import builds
+
+__all__ = ["register"]
+
+SUMMARY_COLUMNS = [
+    "test_run_id", "eval", "total_tests", "passed", "failed", "no_results",
+    "infrastructure_errors", "pass_rate", "total_cost_usd", "input_tokens", "output_tokens",
+    "duration_ms",
+]  # fmt: skip
+
+
+def cmd_summaries(args: argparse.Namespace) -> int:
+    emit(queries.query_test_run_summaries(read_lake(args)), args, SUMMARY_COLUMNS)
+    return 0
+
+
+RUN_SECTIONS = ("tests", "expectations", "criteria", "files")
+RUN_TEST_COLUMNS = [
+    "eval", "test_name", "model", "all_expectations_passed", "expectations_passed",
+    "expectations_total", "total_cost_usd", "num_turns", "duration_ms", "is_error",
+]  # fmt: skip
+RUN_EXPECTATION_COLUMNS = [
+    "eval", "test_name", "expect_index", "expect_type", "expect_value", "passed", "actual",
+]  # fmt: skip
+RUN_CRITERIA_COLUMNS = [
+    "eval", "test_name", "expect_index", "rubric_file", "score", "threshold", "passed",
+    "criterion", "criterion_score", "criterion_passed", "reasoning",
+]  # fmt: skip
+RUN_FILE_COLUMNS = ["eval", "test_name", "file_path", "size_bytes"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    data = read_lake(args)
+    run_id = resolve_run(data, args.run_id)
+    details = queries.query_test_run_details(data, run_id)
+    criteria = [
+        {
+            **{k: v for k, v in group.items() if k != "criteria"},
+            "criterion": c.get("criterion"),
+            "criterion_score": c.get("score"),
+            "criterion_passed": c.get("passed"),
+            "reasoning": c.get("reasoning"),
+        }
+        for group in details["llm_judge_groups"]
+        for c in group["criteria"]
+    ]
+    sections: list[Section] = [
+        ("tests", f"Tests of run {run_id}", details["summary"], RUN_TEST_COLUMNS),
+        ("expectations", "Expectations", details["expectations"], RUN_EXPECTATION_COLUMNS),
+        ("criteria", "LLM-judge criteria", criteria, RUN_CRITERIA_COLUMNS),
+        ("files", "Output files", details["output_files"], RUN_FILE_COLUMNS),
+    ]
+    json_doc: dict[str, Any] = {
+        "tests": details["summary"],
+        "expectations": details["expectations"],
+        "judge_criteria": details["llm_judge_groups"],
+        "output_files": details["output_files"],
+    }
+    if args.section:
+        (_, _, rows, columns) = next(x for x in sections if x[0] == args.section)
+        emit(rows, args, columns)
+        return 0
+    emit_sections(sections, args, json_doc)
+    return 0
+
+
+HISTORY_COLUMNS = [
+    "eval", "test_name", "config", "model", "runs", "passes", "failures", "no_results",
+    "pass_rate", "flips", "last_status", "is_flaky", "last_run_id",
+]  # fmt: skip
+
+
+def _with_config(rows: list[Row]) -> list[Row]:
+    """Add the table-only column ``config``: "version/versions" of the test's configuration."""
+    return [{**r, "config": f"{r['config_version']}/{r['config_versions']}"} for r in rows]
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    rows = analytics.query_test_history(
+        read_lake(args), eval=args.eval, current_only=not args.all_configs
+    )
+    emit(_with_config(rows) if args.format == "table" else rows, args, HISTORY_COLUMNS)
+    return 0
+
+
+FLAKY_COLUMNS = [
+    "eval", "test_name", "model", "recent_runs", "recent_passes", "recent_failures",
+    "recent_flips", "flips", "pass_rate", "last_status", "last_run_id",
+]  # fmt: skip
+
+
+def cmd_flaky(args: argparse.Namespace) -> int:
+    emit(analytics.query_flaky_tests(read_lake(args), eval=args.eval), args, FLAKY_COLUMNS)
+    return 0
+
+
+COMPARE_SUMMARY_COLUMNS = [
+    "eval", "base_run_id", "test_run_id", "regressed", "fixed", "new", "disappeared",
+    "unchanged", "unknown", "config_changed", "base_pass_rate", "head_pass_rate",
+    "cost_delta_usd", "input_tokens_delta", "output_tokens_delta", "duration_delta_ms",
+]  # fmt: skip
+COMPARE_TEST_COLUMNS = [
+    "eval", "test_name", "base_status", "head_status", "change", "config_changed",
+    "cost_delta_usd", "tokens_delta", "duration_delta_ms",
+]  # fmt: skip
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    data = read_lake(args)
+    if args.as_of_base is not None:
+        if args.head_run_id is not None:
+            raise UsageError("--as-of-base compares one run with itself: give one RUN_ID")
+        run = resolve_run(data, args.base_run_id)
+        across = analytics.query_run_across_builds(data, run, args.as_of_base)
+        result: analytics.RunComparison = across
+        title = (
+            f"Run {run} as of the build of snapshot {across['head_snapshot_id']} against "
+            f"itself as of snapshot {across['base_snapshot_id']}"
+        )
+    elif args.head_run_id is None:
+        head = resolve_run(data, args.base_run_id)
+        result = analytics.query_previous_run_comparison(data, head)
+        if not result["summary"]:
+            raise UsageError(f"run {head} has no earlier run of its evals to compare with")
+        title = f"Run {head} against the previous run of each eval"
+    else:
+        base, head = resolve_run(data, args.base_run_id), resolve_run(data, args.head_run_id)
+        result = analytics.query_run_comparison(data, base, head)
+        title = f"Run {head} against run {base}"
+    tests = result["tests"]
+    if not args.all:
+        tests = [t for t in tests if t["change"] != "unchanged"]
+    emit_sections(
+        [
+            ("summary", title, result["summary"], COMPARE_SUMMARY_COLUMNS),
+            ("tests", "Tests" if args.all else "Changed tests", tests, COMPARE_TEST_COLUMNS),
+        ],
+        args,
+    )
+    return gate(args, result["summary"], result["tests"])
+
+
+FAIL_ON: dict[str, tuple[str, Callable[[Row], bool]]] = {
+    "regression": ("regressed", lambda t: t["change"] == "regressed"),
+    "new-failure": (
+        "newly failing",
+        lambda t: t["head_status"] == "fail" and t["base_status"] != "fail",
+    ),
+    "any-change": ("changed", lambda t: t["change"] != "unchanged"),
+}
+"""``compare --fail-on``: what makes the comparison fail, and how the reason names the tests."""
+
+
+def _names(tests: list[Row], limit: int = 3) -> str:
+    shown = ", ".join(f"{t['eval']} / {t['test_name']}" for t in tests[:limit])
+    return shown + (f" and {len(tests) - limit} more" if len(tests) > limit else "")
+
+
+def gate(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> int:
+    """The CI gate of ``compare``: 0, or 1 with one line on stderr naming every reason.
+
+    ``--fail-on`` (regression, new-failure, any-change) looks at the tests;
+    ``--max-pass-rate-drop`` and ``--max-cost-increase`` (fractions) at each eval's totals.
+    """
+    reasons: list[str] = []
+    for name in args.fail_on or []:
+        label, hit = FAIL_ON[name]
+        found = [t for t in tests if hit(t)]
+        if found:
+            reasons.append(f"{len(found)} {label} test(s) ({_names(found)})")
+    for row in summary:
+        base, head = row.get("base_pass_rate"), row.get("head_pass_rate")
+        limit = args.max_pass_rate_drop
+        if limit is not None and base is not None and head is not None and base - head > limit:
+            reasons.append(
+                f"{row['eval']}: pass rate fell from {base:.1%} to {head:.1%} "
+                f"(a drop of at most {limit * 100:g} points allowed)"
+            )
+        base_cost, head_cost = row.get("base_cost_usd"), row.get("head_cost_usd")
+        limit = args.max_cost_increase
+        if limit is not None and base_cost and head_cost is not None:
+            rise = head_cost / base_cost - 1
+            if rise > limit:
+                reasons.append(
+                    f"{row['eval']}: cost rose {rise:.1%} from ${base_cost:.4f} to "
+                    f"${head_cost:.4f} (a rise of at most {limit:.0%} allowed)"
+                )
+    if not reasons:
+        return 0
+    print(f"skillwalker-data: compare failed: {'; '.join(reasons)}", file=sys.stderr)
+    return 1
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.05)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+TRIGGER_COLUMNS = [
+    "test_run_id", "eval", "entity_file", "cases", "true_positives", "false_positives",
+    "true_negatives", "false_negatives", "precision", "recall", "accuracy", "f1",
+]  # fmt: skip
+LOOP_TRIGGER_COLUMNS = [
+    "loop_type", "test_run_id", "entity_file", "iteration", "set_name", "cases",
+    "true_positives", "false_positives", "true_negatives", "false_negatives", "precision",
+    "recall", "accuracy", "f1",
+]  # fmt: skip
+
+
+def cmd_triggers(args: argparse.Namespace) -> int:
+    data = read_lake(args)
+    run_id = resolve_run(data, args.run_id) if args.run_id else None
+    if args.loops:
+        emit(analytics.query_loop_trigger_metrics(data, run_id), args, LOOP_TRIGGER_COLUMNS)
+    else:
+        emit(analytics.query_trigger_metrics(data, run_id), args, TRIGGER_COLUMNS)
+    return 0
+
+
+LOOP_COLUMNS = [
+    "test_run_id", "eval", "entity_file", "status", "iterations", "description_changes",
+    "recorded_best_iteration", "best_iteration_by_test", "best_test_accuracy",
+    "best_iteration_by_train", "best_train_accuracy", "best_iterations_differ",
+    "final_accuracy_gap",
+]  # fmt: skip
+ITERATION_COLUMNS = [
+    "entity_file", "iteration", "phase", "train_accuracy", "test_accuracy", "accuracy_gap",
+    "description_changed", "is_best_by_test", "is_best_by_train", "is_recorded_best",
+    "description",
+]  # fmt: skip
+
+
+def _loop_command(kind: analytics.LoopType) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        if args.run_id is None:
+            emit(analytics.query_loop_health(read_lake(args), kind), args, LOOP_COLUMNS)
+            return 0
+        data = read_lake(args)
+        run_id = resolve_run(data, args.run_id, kind)
+        iterations = analytics.query_loop_iterations(data, run_id, kind)
+        loops = analytics.query_loop_health(data, kind, run_id)
+        emit_sections(
+            [
+                ("loops", f"{kind.upper()} run {run_id}", loops, LOOP_COLUMNS[2:]),
+                ("iterations", "Iterations", iterations, ITERATION_COLUMNS),
+            ],
+            args,
+        )
+        return 0
+
+    return run
+
+
+REJECTED_COLUMNS = ["source_table", "file", "line", "test_run_id", "reason", "raw"]
+
+
+def cmd_rejected(args: argparse.Namespace) -> int:
+    emit(analytics.query_rejected_lines(read_lake(args)), args, REJECTED_COLUMNS)
+    return 0
+
+
+BUILD_COLUMNS = [
+    "build_id", "finished_at", "runs_imported", "files_read", "lines_rejected", "tests_passed",
+    "snapshot_id",
+]  # fmt: skip
+
+
+def cmd_builds(args: argparse.Namespace) -> int:
+    emit(builds(read_lake(args)), args, BUILD_COLUMNS)
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    config = read_lake(args)
+    con = queries.connect(config)
+    assert con is not None  # _lake checked it
+    try:
+        (snapshot,) = con.execute(f"select * from {lake_alias}.current_snapshot()").fetchall()
+    finally:
+        con.close()
+    print(config.attach_sql(snapshot=int(snapshot[0])) + ";")
+    print(f"USE {lake_alias};")
+    return 0
+
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    reader: argparse.ArgumentParser,
+) -> None:
+    """Add the read commands to ``sub`` (``reader``: the options every read command takes)."""
+    p = sub.add_parser("summaries", parents=[reader], help="run summaries per run and eval")
+    p.set_defaults(func=cmd_summaries)
+
+    p = sub.add_parser(
+        "run", parents=[reader], help="one run: tests, expectations, judge criteria, output files"
+    )
+    p.add_argument("run_id", metavar="RUN_ID")
+    p.add_argument("--section", choices=RUN_SECTIONS, help="print only this section")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("history", parents=[reader], help="pass rate, flips and flakiness per test")
+    p.add_argument("--eval", help="only this eval")
+    p.add_argument(
+        "--all-configs", action="store_true",
+        help="one row per configuration (default: each test's current configuration)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("flaky", parents=[reader], help="tests that are flaky in their last runs")
+    p.add_argument("--eval", help="only this eval")
+    p.set_defaults(func=cmd_flaky)
+
+    p = sub.add_parser(
+        "compare", parents=[reader],
+        help="regressions, fixes, new and disappeared tests between two runs",
+        description="compare BASE_RUN_ID HEAD_RUN_ID: the two runs; compare RUN_ID: the run "
+        "against the previous run of each of its evals; compare RUN_ID --as-of-base BUILD: "
+        "the run as of the last build (or --as-of) against itself as of BUILD (what a "
+        "re-evaluation changed). A run ID may be 'latest' or 'previous' (the newest run "
+        "and the one before it).",
+    )  # fmt: skip
+    p.add_argument("base_run_id", metavar="BASE_RUN_ID")
+    p.add_argument("head_run_id", metavar="HEAD_RUN_ID", nargs="?")
+    p.add_argument(
+        "--as-of-base", metavar="BUILD",
+        help="compare the run with itself as of this earlier build (as --as-of takes it)",
+    )  # fmt: skip
+    p.add_argument("--all", action="store_true", help="also list unchanged tests")
+    gate_options = p.add_argument_group(
+        "CI gate", "exit with status 1 and a one-line reason on stderr when a check fails"
+    )
+    gate_options.add_argument(
+        "--fail-on", action="append", choices=list(FAIL_ON), metavar="WHAT",
+        help="fail on a regression (pass -> fail), a new failure (fails in HEAD, did not "
+        "fail in BASE) or any change; repeatable: " + ", ".join(FAIL_ON),
+    )  # fmt: skip
+    gate_options.add_argument(
+        "--max-pass-rate-drop", type=_fraction, metavar="FRACTION",
+        help="fail when an eval's pass rate falls by more than this (0.05: 5 points)",
+    )  # fmt: skip
+    gate_options.add_argument(
+        "--max-cost-increase", type=_fraction, metavar="FRACTION",
+        help="fail when an eval's cost rises by more than this fraction (0.2: 20%%)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "triggers", parents=[reader], help="skill/agent trigger precision, recall, accuracy, F1"
+    )
+    p.add_argument("run_id", metavar="RUN_ID", nargs="?")
+    p.add_argument("--loops", action="store_true", help="per SCIL/ACIL iteration and set")
+    p.set_defaults(func=cmd_triggers)
+
+    for kind in ("scil", "acil"):
+        p = sub.add_parser(
+            kind, parents=[reader],
+            help=f"{kind.upper()} loops, or one loop's iterations with their health",
+        )  # fmt: skip
+        p.add_argument("run_id", metavar="RUN_ID", nargs="?")
+        p.set_defaults(func=_loop_command("scil" if kind == "scil" else "acil"))
+
+    p = sub.add_parser("rejected", parents=[reader], help="input lines that could not be imported")
+    p.set_defaults(func=cmd_rejected)
+
+    p = sub.add_parser(
+        "builds", parents=[reader],
+        help="the finished builds, newest first: what each imported, and its snapshot",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_builds)
+
+    p = sub.add_parser(
+        "attach", parents=[common],
+        help="print the SQL that attaches the lake's last finished build (for DuckDB itself)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_attach)
