@@ -76,20 +76,40 @@ def _kind(annotation: Any) -> tuple[str, bool]:
 
 def _fields(record: type) -> dict[str, tuple[str, bool, bool]]:
     """name -> (JSON kind, nullable, always written)."""
+    # __required_keys__ misses Required/NotRequired written as strings (from
+    # __future__ import annotations): read them from the resolved hints
     hints = get_type_hints(record, include_extras=True)
     out = {}
     for name, hint in hints.items():
         origin = get_origin(hint)
+        written = origin is Required or (
+            origin is not NotRequired and name in record.__required_keys__  # type: ignore[attr-defined]
+        )
         if origin in (NotRequired, Required):
             hint = get_args(hint)[0]
         kind, nullable = _kind(hint)
-        out[name] = (kind, nullable, name in record.__required_keys__)  # type: ignore[attr-defined]
+        out[name] = (kind, nullable, written)
     return out
 
 
+STREAM_SOURCES = {"test_run", "tool_calls"}
+"""Sources that read the stream file test-run.jsonl (records: TestRunRecord, any event)."""
+
+
 def test_every_output_source_has_a_record_type() -> None:
-    # test_run is a stream event (StreamEvent and its subtypes), checked in test_stream
-    assert set(_columns()) - {"test_run"} == set(RECORDS)
+    assert set(_columns()) - STREAM_SOURCES == set(RECORDS)
+
+
+@pytest.mark.parametrize("table", sorted(STREAM_SOURCES))
+def test_stream_sources_require_what_every_stream_line_carries(table: str) -> None:
+    required = {name for name, c in _columns()[table].items()
+                if (c.get("meta") or {}).get("required")}
+    stream_required = {name for name, (_k, _n, written) in _fields(records.TestRunRecord).items()
+                       if written}
+    # `type` too: the parser reads any event (StreamEvent keys are all optional), the
+    # import rejects a line without one (a stream line always has it)
+    assert {"test_run_id", "test_case", "eval", "test_name"} <= required
+    assert required <= stream_required | {"type"}
 
 
 @pytest.mark.parametrize("table", sorted(RECORDS))
