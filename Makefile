@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export DO_NOT_TRACK := 1
 
-.PHONY: demo test install lint bench bench-quick clean
+.PHONY: demo test test-fast install lint bench bench-quick clean
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,10 @@ lint: install
 # module-scoped builds are made once
 test: lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# the unit tier: tests/python (no dbt build), for a quick answer while working
+test-fast: install
+	$(BIN)/python -m pytest -n 2 -q tests/python
 
 bench: install
 	$(BIN)/python bench/run.py
