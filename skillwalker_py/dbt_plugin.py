@@ -9,8 +9,9 @@ A command that writes takes the embedded lake's build lock before dbt
 connects (:meth:`Plugin.update_connection_config`). On the connection dbt
 opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
-:func:`skillwalker_py.lake.load_extensions`) and registers scalar functions
-that take and return JSON text:
+:func:`skillwalker_py.lake.load_extensions`), creates the DuckLake secret the
+profile attaches (the lake named by the environment, :func:`build_lake`) and
+registers scalar functions that take and return JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
   (:func:`skillwalker_py.ingest.plan_sql`, a pure function);
@@ -22,6 +23,7 @@ that take and return JSON text:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,21 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from skillwalker_py import ingest, lake
 
 _WRITERS = ("build", "run", "seed", "snapshot")
+LAKE_SECRET = "skillwalker_lake"
+LAKE_PATH = f"ducklake:{LAKE_SECRET}"
+"""The profile attaches this: a DuckLake secret made from the environment (:func:`build_lake`)."""
+
+
+def build_lake() -> lake.LakeConfig:
+    """The lake a dbt command on this project writes, from the environment.
+
+    ``SKILLWALKER_LAKE_DIR`` (a relative folder: against the current
+    directory), else ``analytics/lake`` of ``$DBT_PROJECT_DIR`` (else of the
+    current directory); ``SKILLWALKER_LAKE_CATALOG`` and
+    ``SKILLWALKER_LAKE_DATA_PATH`` override the catalog and the data path.
+    """
+    base = None if os.environ.get("SKILLWALKER_LAKE_DIR") else os.environ.get("DBT_PROJECT_DIR")
+    return lake.LakeConfig.resolve(base=base)
 
 
 def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
@@ -49,11 +66,8 @@ class Plugin(BasePlugin):
         self.lake: lake.LakeConfig | None = None
         for attachment in getattr(self.creds, "attach", None) or []:
             path = str(getattr(attachment, "path", ""))
-            if getattr(attachment, "alias", None) == lake.ALIAS and path.startswith("ducklake:"):
-                options = getattr(attachment, "options", None) or {}
-                config = lake.LakeConfig(
-                    catalog=path[len("ducklake:"):], data_path=str(options.get("data_path", ""))
-                )
+            if getattr(attachment, "alias", None) == lake.ALIAS and path == LAKE_PATH:
+                config = build_lake()
                 self.lake = config
                 self.lock_file = config.lock_file
                 # DuckDB creates the SQLite catalog file but not its folder
@@ -90,6 +104,12 @@ class Plugin(BasePlugin):
         from duckdb import sqltypes
 
         lake.load_extensions(conn, self.lake.catalog if self.lake is not None else None)
+        if self.lake is not None:  # what the profile's `ducklake:skillwalker_lake` attaches
+            conn.execute(
+                f"create or replace temporary secret {LAKE_SECRET} (type ducklake, "
+                f"metadata_path {lake.sql_string(self.lake.catalog)}, "
+                f"data_path {lake.sql_string(self.lake.data_path)})"
+            )
         functions: dict[str, Callable[[str], str]] = {
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),

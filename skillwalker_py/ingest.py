@@ -43,6 +43,7 @@ from typing import Any
 
 from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
 from skillwalker_py.jsonl import MAX_NESTING, nested_too_deep, replace_lone_surrogates
+from skillwalker_py.lake import sql_string as _sql_string
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
 from skillwalker_py.runid import is_valid_run_id
 
@@ -80,10 +81,6 @@ class ReplaceRunIdsError(InvalidRunIdError):
         SkillwalkerError.__init__(
             self, f"{var}: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
         )
-
-
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def _sql_list(values: list[str]) -> str:

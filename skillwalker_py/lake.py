@@ -47,6 +47,7 @@ __all__ = [
     "finished_snapshot",
     "load_extensions",
     "open_instance",
+    "sql_string",
 ]
 
 ALIAS = "lake"
@@ -93,7 +94,8 @@ def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
         con.execute(f"LOAD '{path}'")
 
 
-def _sql_string(value: str) -> str:
+def sql_string(value: str) -> str:
+    """A SQL string literal (single quotes doubled)."""
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -200,20 +202,20 @@ class LakeConfig:
         self, alias: str = ALIAS, *, read_only: bool = True, snapshot: int | None = None
     ) -> str:
         """The ATTACH statement (the data path is always given: a moved lake still reads)."""
-        options = [f"DATA_PATH {_sql_string(self.data_path)}", "OVERRIDE_DATA_PATH true"]
+        options = [f"DATA_PATH {sql_string(self.data_path)}", "OVERRIDE_DATA_PATH true"]
         if read_only:
             options.insert(0, "READ_ONLY")
         if snapshot is not None:
             options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
         return (
-            f"ATTACH {_sql_string('ducklake:' + self.catalog)} AS {alias} ({', '.join(options)})"
+            f"ATTACH {sql_string('ducklake:' + self.catalog)} AS {alias} ({', '.join(options)})"
         )
 
 
 def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
     """The snapshot of the last finished build of the lake attached as ``alias``, or None."""
     row = con.execute(
-        f"select max(snapshot_id) from ducklake_snapshots({_sql_string(alias)}) "
+        f"select max(snapshot_id) from ducklake_snapshots({sql_string(alias)}) "
         "where commit_message = ?",
         [FINISHED_MESSAGE],
     ).fetchone()
