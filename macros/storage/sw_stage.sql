@@ -103,13 +103,13 @@
   create or replace table memory.main._sw_skips_{{ table }} as
   {%- if src.meta.get('keep') and (count_fast or (count_slow and sanitized)) %}
   {%- if count_fast %}
-  {{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true) }}
+  select * from ({{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true) }})
   {%- endif %}
   {%- if count_fast and count_slow and sanitized %}
   union all
   {%- endif %}
   {%- if count_slow and sanitized %}
-  {{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true) }}
+  select * from ({{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true) }})
   {%- endif %}
   {%- else %}
   select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_not_kept where false

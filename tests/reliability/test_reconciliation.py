@@ -9,7 +9,9 @@ against the input contract), and the tests check that
 * valid ``result`` events = rows of ``test_run``;
 * bad lines = rows of ``rejected_lines``, by file and physical line number;
 * the good lines of the files that had bad lines are imported;
-* a 20 MB ``file_content`` and a 5 MB result text are imported whole.
+* a 20 MB ``file_content`` and a 5 MB result text are imported whole;
+* ``import_reconciliation`` accounts for every line of every file (read =
+  imported + rejected + blank + skipped by rule), with the oracle's counts.
 """
 
 from __future__ import annotations
@@ -357,3 +359,24 @@ def test_test_run_line_without_a_type_is_rejected(imported: Imported) -> None:
     assert len(probe_bad) == 2
     rejected = {(f, n) for f, n in imported.rows("select file, line from rejected_lines")}
     assert probe_bad <= rejected, "lines without a string `type` are neither imported nor rejected"
+
+
+def test_every_line_of_every_file_is_accounted_for(imported: Imported) -> None:
+    """import_reconciliation: per file, lines read = imported + rejected + blank + skipped by
+    rule, each count equal to the oracle's (blank lines, stream events that are not results,
+    legacy lines of runs with a run folder, summary documents as one line)."""
+    rows = imported.rows(
+        "select file, lines_read, lines_imported, lines_rejected, lines_blank, lines_skipped, "
+        "lines_unaccounted, is_reconciled, changed_during_read from import_reconciliation")
+    seen = {r[0]: r[1:] for r in rows}
+    assert len(seen) == len(rows), "one row per file in a single build"
+    expected = {
+        file: (sum(v.values()), v["row"], v["bad"], v["blank"], v["ignored"], 0, True, False)
+        for file, v in imported.expected.verdicts.items()
+    }
+    probe = {f for f in seen if f"/runs/{PROBE_RUN}/" in f}
+    assert probe and all(seen[f][-2] for f in probe)
+    mismatched = {f: (seen.get(f), want) for f, want in expected.items()
+                  if f not in probe and seen.get(f) != want}
+    assert not mismatched, mismatched
+    assert all(r[-2] for r in rows), [r for r in rows if not r[-2]]
