@@ -68,11 +68,12 @@ LEGACY_UNIT = "legacy"
 _BOM = b"\xef\xbb\xbf"
 RAW_TEXT_LIMIT = 2000
 """Characters of a rejected line's text kept in ``rejected_lines.raw``."""
-MAX_LINE_BYTES = 64 * 2**20
-"""The longest input line (bytes, without its newline) a build reads: DuckDB's JSON
-readers take objects up to this size (``maximum_object_size`` in
-``macros/storage/sw_read_source.sql``); a longer line is rejected as "line too large"
-without being held in memory."""
+MAX_LINE_BYTES = 32 * 2**20
+"""The longest input line (bytes, without its newline) a build imports; a longer line
+is rejected as "line too large" without being held in memory whole. Measured: a
+60 MiB line ran the build out of memory under the default 1GB limit, a 32 MiB one
+imports. The build passes it to DuckDB's JSON readers (``maximum_object_size`` in
+``macros/storage/sw_read_source.sql``, through :func:`scan_lines`' result)."""
 IMPORT_LOG = "lake.main.sw_import_log"
 """The lake table that records every file a build imported (macros/hooks/sw_lake_tables.sql)."""
 
@@ -315,7 +316,7 @@ def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
     read here. The counts go to a JSONL file (``counts``) that the import
     log joins; ``slow`` lists the files to read line by line from the start
     (a line longer than :data:`MAX_LINE_BYTES`, which DuckDB's reader would
-    fail on, or a byte order mark).
+    fail on, or a byte order mark); ``max_line_bytes`` is that limit.
     """
     out_dir = Path(args.get("out_dir") or _scratch_dir())
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -331,7 +332,7 @@ def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
                 if found["bom"] or found["longest"] > MAX_LINE_BYTES:
                     slow.append(str(path))
             out.write(json.dumps(found, ensure_ascii=False) + "\n")
-    return {"counts": str(counts_path), "slow": slow}
+    return {"counts": str(counts_path), "slow": slow, "max_line_bytes": MAX_LINE_BYTES}
 
 
 def stat_files(args: dict[str, Any]) -> str:

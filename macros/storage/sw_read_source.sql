@@ -1,4 +1,4 @@
-{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none, count_skipped=false) -%}
+{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none, count_skipped=false, max_line_bytes=33554432) -%}
 {#-
   Typed rows of one source's files, each with a reject reason or NULL.
 
@@ -8,6 +8,9 @@
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
   per_run_units  run ids that have a run directory: their legacy lines are skipped
+  max_line_bytes the longest line read (skillwalker_py.ingest.MAX_LINE_BYTES, from
+                 sw_scan_lines): a file with a longer line never reaches the fast reader,
+                 and the line-by-line reader has rejected such a line already
   count_skipped  instead of the rows: per file (_sw_file), the lines that the
                  meta.keep rule skips (_sw_not_kept), reading only the columns that rule
                  and the run ID checks need
@@ -79,7 +82,7 @@ _sw_raw as (
     columns = { {% for c in cols %}'{{ c.name }}': 'JSON'{{ ', ' if not loop.last }}{% endfor %} },
     ignore_errors = true,
     filename = '_sw_file',
-    maximum_object_size = {{ 64 * 1024 * 1024 + 16 }}
+    maximum_object_size = {{ max_line_bytes + 16 }}
   )
   {%- else %}
   select _j->>'$._sw_file' as _sw_file, try_cast(_j->>'$._sw_line' as BIGINT) as _sw_line,
@@ -87,7 +90,7 @@ _sw_raw as (
     {%- for c in cols %}, _v[{{ loop.index }}] as "_raw_{{ c.name }}"{% endfor %}
   from (
     select json as _j, json_extract(json, [{% for c in cols %}'$."{{ c.name }}"'{{ ', ' if not loop.last }}{% endfor %}]) as _v
-    from read_json_objects({{ sw_sql_string(clean_file) }}, format = 'newline_delimited', maximum_object_size = {{ 128 * 1024 * 1024 }})
+    from read_json_objects({{ sw_sql_string(clean_file) }}, format = 'newline_delimited', maximum_object_size = {{ 2 * max_line_bytes + 4096 }})
   )
   {%- endif %}
 ),

@@ -15,7 +15,7 @@
   2. count: skillwalker_py.ingest.scan_lines counts each file's physical and
      blank lines in one sequential read (the import log's lines_read and
      lines_blank: the reconciliation); a file with a line longer than the reader
-     takes (64 MiB) or a byte order mark goes straight to step 4;
+     takes (32 MiB) or a byte order mark goes straight to step 4;
   3. read: read_json over those files, every field as raw JSON, checked
      against the declared column types (sw_read_source);
   4. a file with a doubtful line, or in which a row key repeats (the later
@@ -58,7 +58,7 @@
 
 {%- call statement('sw_read_fast', auto_begin=false) -%}
   create or replace table {{ stage }} as
-  {{ sw_read_source(src, fast_files, 'fast', dir_runs) }}
+  {{ sw_read_source(src, fast_files, 'fast', dir_runs, max_line_bytes=scan.max_line_bytes) }}
 {%- endcall -%}
 
 {#- read again line by line: files with a rejected line, files in which a row key
@@ -90,7 +90,7 @@
   {%- call statement('sw_read_slow', auto_begin=false) -%}
     delete from {{ stage }} where list_contains({{ sw_sql_list(flagged) }}, _sw_file);
     insert into {{ stage }} by name
-    {{ sw_read_source(src, flagged_files, 'slow', dir_runs, clean_file=sanitized.clean) }};
+    {{ sw_read_source(src, flagged_files, 'slow', dir_runs, clean_file=sanitized.clean, max_line_bytes=scan.max_line_bytes) }};
   {%- endcall -%}
   {%- set py_rejects = sanitized.rejects if sanitized.rejected > 0 else none -%}
 {%- endif -%}
@@ -103,13 +103,13 @@
   create or replace table memory.main._sw_skips_{{ table }} as
   {%- if src.meta.get('keep') and (count_fast or (count_slow and sanitized)) %}
   {%- if count_fast %}
-  select * from ({{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true) }})
+  select * from ({{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
   {%- endif %}
   {%- if count_fast and count_slow and sanitized %}
   union all
   {%- endif %}
   {%- if count_slow and sanitized %}
-  select * from ({{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true) }})
+  select * from ({{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
   {%- endif %}
   {%- else %}
   select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_not_kept where false

@@ -865,3 +865,50 @@ def test_random_corruptions_never_fail_the_build(tmp_path_factory: pytest.TempPa
             problems.append(f"{path}: rejected {rejected.get(path, [])}, expected {bad}; "
                             f"imported {staged.get(path, 0)}, expected {len(good)} ({good})")
     assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- huge lines
+
+HUGE_RUN = "20260420T000000"
+BIG_OK_RUN = "20260421T000000"
+
+
+def test_lines_up_to_256_mb_never_fail_the_build(tmp_path: Path) -> None:
+    """7. Under the default memory limit (1GB): a 260 MiB line beside good lines is
+    rejected as "line too large" (the build imports lines up to 32 MiB; the longer line is
+    never held in memory whole), its neighbours and the other runs are imported, and a 30 MiB
+    ``file_content`` is imported whole. The build exits 0, every view and query function
+    reads, and every file reconciles. About 40-60 s on a 2-core machine, most of it the
+    build; the 260 MiB line costs a few seconds (counted, then skipped line by line)."""
+    project = Project(tmp_path / "project")
+    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
+                             payload_kb=1, include_loops=False)
+    inp = Input(project.output_dir)
+    huge = 260 * 2**20
+    path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
+        (None, line(file_row(HUGE_RUN, "h-a", "a.txt"))),
+        ("line too large", line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content="x" * huge))),
+        (None, line(file_row(HUGE_RUN, "h-c", "c.txt"))),
+    ])
+    inp.write(f"runs/{HUGE_RUN}/test-run.jsonl", [(None, line(result_event(HUGE_RUN, "h-a")))])
+    big = 30 * 2**20
+    inp.write(f"runs/{BIG_OK_RUN}/output-files.jsonl", [
+        (None, line(file_row(BIG_OK_RUN, "b-a", "big.txt", file_content="y" * big)))])
+    code, out = project.run_build(check=False, extra_env={"SKILLWALKER_MEMORY_LIMIT": "1GB"})
+    assert code == 0, f"the build failed:\n{failure_summary(out)}"
+    assert not hidden_sample_runs(project, sample)
+    assert not (unreadable := views_and_queries_work(project)), unreadable
+    rejected = project.query("select file, line, reason, length(raw) from rejected_lines")
+    assert [(f, n) for f, n, _r, _l in rejected] == [(str(path), 2)]
+    reason, raw_length = rejected[0][2], rejected[0][3]
+    size = len(line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content=""))) + huge + 1
+    assert reason.startswith(f"line too large ({size:,} bytes; lines up to 32 MiB"), reason
+    assert raw_length == 2000
+    assert sorted(project.query("select test_run_id, file_path, length(file_content) "
+                                "from output_files where test_run_id in (?, ?)",
+                                [HUGE_RUN, BIG_OK_RUN])) == [
+        (HUGE_RUN, "a.txt", 6), (HUGE_RUN, "c.txt", 6), (BIG_OK_RUN, "big.txt", big)]
+    reconciled = project.query("select file, lines_read, lines_imported, lines_rejected, "
+                               "is_reconciled from import_reconciliation")
+    assert (str(path), 3, 2, 1, True) in reconciled
+    assert all(r[-1] for r in reconciled), reconciled
