@@ -358,6 +358,10 @@ def stat_files(args: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- sanitize
 
 
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+
+
 def _reject(path: str, line: int | None, raw: str, reason: str, unit: str) -> dict[str, Any]:
     return {"file": path, "line": line, "reason": reason, "raw": raw[:RAW_TEXT_LIMIT], "unit": unit}
 
@@ -475,7 +479,7 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
         if raw_bytes is None:
             shown = found.head.decode("utf-8", "replace")
             reason = (f"line too large ({found.size:,} bytes; lines up to "
-                      f"{MAX_LINE_BYTES // 2**20} MiB are read)")
+                      f"{_size(MAX_LINE_BYTES)} are read)")
             rejects.append(_reject(path, number, shown, reason, unit))
             continue
         body = raw_bytes.rstrip(b"\r\n")
@@ -520,7 +524,7 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
             with open(path, "rb") as fh:
                 head = fh.read(4 * RAW_TEXT_LIMIT).decode("utf-8", "replace")
             reason = (f"document too large ({size:,} bytes; documents up to "
-                      f"{MAX_LINE_BYTES // 2**20} MiB are read)")
+                      f"{_size(MAX_LINE_BYTES)} are read)")
             rejects.append(_reject(path, 1, head, reason, unit))
             return
         data = Path(path).read_bytes()
