@@ -12,9 +12,11 @@ exit 0, that the sample's runs are all visible, that each bad line is in
 that every view of ``models/marts`` and ``models/intermediate`` reads and
 the query functions work.
 
-The property test writes JSONL files mixing valid records with random
-corruptions, builds once per example and checks every file against an
-independent classification (``_oracle.classify`` plus the rules added here).
+The property test draws 300 JSONL files mixing valid records with random
+corruptions, builds twice (150 new files each time) and checks every file
+against an independent classification (``_oracle.classify`` plus the rules
+added here), line by line and in ``import_reconciliation``. A 260 MiB line
+is rejected as "line too large" under the default memory limit.
 """
 
 from __future__ import annotations
