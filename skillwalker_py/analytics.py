@@ -37,6 +37,7 @@ __all__ = [
     "RunBuildComparison",
     "RunComparison",
     "query_flaky_tests",
+    "query_import_reconciliation",
     "query_loop_health",
     "query_loop_iterations",
     "query_loop_trigger_metrics",
@@ -347,6 +348,22 @@ def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType)
 def query_rejected_lines(lake: PathLike) -> list[Row]:
     """Input lines that could not be imported (view ``rejected_lines``)."""
     return query_sql(lake, "select * from rejected_lines order by source_table, file, line")
+
+
+def query_import_reconciliation(lake: PathLike, *, problems_only: bool = False) -> list[Row]:
+    """Where every line of every input file went, per build (view ``import_reconciliation``).
+
+    One row per file and build that read it, newest build first: ``lines_read`` =
+    ``lines_imported`` + ``lines_rejected`` + ``lines_blank`` + ``lines_skipped``
+    (``is_reconciled``). ``problems_only`` keeps the files where that does not hold
+    (a bug in the project; ``[]`` is the expected answer).
+    """
+    where = "where is_reconciled = false" if problems_only else ""
+    return query_sql(
+        lake,
+        f"select * from import_reconciliation {where} "
+        "order by imported_at desc, source_table, file",
+    )
 
 
 def _filters(*, eval: str | None) -> tuple[list[str], list[Any]]:

@@ -16,6 +16,9 @@ registers scalar functions that take and return JSON text:
 - ``sw_plan_sql``: the SQL listing a table's files to read
   (:func:`skillwalker_py.ingest.plan_sql`, a pure function);
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
+- ``sw_scan_lines``: count each file's lines before it is read (the reconciliation),
+  and find the files to read line by line from the start;
+- ``sw_stat_files``: each file's size and time after the read;
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
 - ``sw_project_fingerprint``: a hash of the project's files (data-test scope).
 """
@@ -113,6 +116,8 @@ class Plugin(BasePlugin):
         functions: dict[str, Callable[[str], str]] = {
             "sw_plan_sql": _json_udf(ingest.plan_sql),
             "sw_sanitize": _json_udf(ingest.sanitize),
+            "sw_scan_lines": _json_udf(ingest.scan_lines),
+            "sw_stat_files": _json_udf(ingest.stat_files),
             "sw_check_replace_run_ids": _json_udf(
                 lambda args: ingest.check_replace_run_ids(
                     args["replace_run_ids"], args.get("var", "replace_run_ids")

@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -50,6 +51,7 @@ from skillwalker_py.runid import is_valid_run_id
 __all__ = [
     "IMPORT_LOG",
     "LEGACY_UNIT",
+    "MAX_LINE_BYTES",
     "RAW_TEXT_LIMIT",
     "BuildLockError",
     "ReplaceRunIdsError",
@@ -58,6 +60,8 @@ __all__ = [
     "plan_sql",
     "project_fingerprint",
     "sanitize",
+    "scan_lines",
+    "stat_files",
 ]
 
 LEGACY_UNIT = "legacy"
@@ -65,6 +69,12 @@ LEGACY_UNIT = "legacy"
 _BOM = b"\xef\xbb\xbf"
 RAW_TEXT_LIMIT = 2000
 """Characters of a rejected line's text kept in ``rejected_lines.raw``."""
+MAX_LINE_BYTES = 32 * 2**20
+"""The longest input line (bytes, without its newline) a build imports; a longer line
+is rejected as "line too large" without being held in memory whole. Measured: a
+60 MiB line ran the build out of memory under the default 1GB limit, a 32 MiB one
+imports. The build passes it to DuckDB's JSON readers (``maximum_object_size`` in
+``macros/storage/sw_read_source.sql``, through :func:`scan_lines`' result)."""
 IMPORT_LOG = "lake.main.sw_import_log"
 """The lake table that records every file a build imported (macros/hooks/sw_lake_tables.sql)."""
 
@@ -232,7 +242,122 @@ order by kind, key, path
 """
 
 
+# --------------------------------------------------------------------------- scan
+
+_CHUNK = 1 << 24
+_WHITESPACE = b" \t\r\x0b\x0c"  # bytes.strip()'s whitespace, apart from the newline
+_BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*(?=\n)")
+_NOT_BLANK = re.compile(rb"[^ \t\r\x0b\x0c]")
+
+
+def _scan_file(path: str) -> dict[str, Any]:
+    """Physical lines, blank lines and the longest line of one JSONL file, in one
+    sequential read of 16 MiB chunks (nothing is held longer than a chunk)."""
+    lines = blank = longest = 0
+    current = 0  # bytes of the line being read
+    current_blank = True  # that line is whitespace so far
+    bom = False
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise IsADirectoryError(path)  # never open a FIFO or a device
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            first = True
+            size = 0
+            while chunk := fh.read(max(_CHUNK, len(_BOM)) if first else _CHUNK):
+                size += len(chunk)
+                start = 0
+                if first:
+                    first = False
+                    bom = chunk.startswith(_BOM)  # sanitize and DuckDB's reader skip it
+                    start = len(_BOM) if bom else 0
+                newline = chunk.find(b"\n", start)
+                if newline < 0:
+                    current += len(chunk) - start
+                    current_blank = current_blank and not _NOT_BLANK.search(chunk, start)
+                    continue
+                # the line in progress ends at the first newline
+                length = current + newline - start
+                longest = max(longest, length)
+                if current_blank and not _NOT_BLANK.search(chunk, start, newline):
+                    blank += 1
+                count = chunk.count(b"\n", newline)
+                lines += count
+                # lines wholly inside the chunk (shorter than a chunk: only blankness matters)
+                blank += len(_BLANK_LINE.findall(chunk, newline))
+                last = chunk.rfind(b"\n")
+                if count > 1:
+                    longest = max(longest, min(_CHUNK, last - newline - 1))
+                current = len(chunk) - last - 1
+                current_blank = not _NOT_BLANK.search(chunk, last + 1)
+            if current > 0 or (bom and lines == 0):
+                lines += 1  # the last line has no newline (a torn line, or a BOM alone)
+                longest = max(longest, current)
+                blank += 1 if current_blank else 0
+            return {"path": path, "lines": lines, "blank": blank, "longest": longest,
+                    "bom": bom, "bytes": size, "mtime_ns": st.st_mtime_ns}
+    except OSError:
+        # a directory, a dangling link or a loop: one line, rejected by sanitize
+        return {"path": path, "lines": 1, "blank": 0, "longest": 0, "bom": False,
+                "bytes": None, "mtime_ns": None}
+
+
+def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
+    """Count the lines of the files a build reads, before DuckDB reads them.
+
+    ``args``: ``files`` (paths), ``kind`` (``jsonl`` or ``document``), ``out_dir``
+    (default: a temporary folder). Per file, one sequential read: ``lines``
+    (physical lines, the last one counted without its newline), ``blank``
+    (lines of whitespace only: skipped by rule), ``longest`` (bytes of the
+    longest line, exact above 16 MiB), ``bom``, ``bytes`` and ``mtime_ns``
+    (what was counted). A summary document counts as one line and is not
+    read here. The counts go to a JSONL file (``counts``) that the import
+    log joins; ``slow`` lists the files to read line by line from the start
+    (a line longer than :data:`MAX_LINE_BYTES`, which DuckDB's reader would
+    fail on, or a byte order mark); ``max_line_bytes`` is that limit.
+    """
+    out_dir = Path(args.get("out_dir") or _scratch_dir())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts_path = out_dir / "counts.jsonl"
+    slow: list[str] = []
+    with open(counts_path, "w", encoding="utf-8") as out:
+        for path in args["files"]:
+            if args.get("kind") == "document":
+                found: dict[str, Any] = {"path": path, "lines": 1, "blank": 0, "longest": None,
+                                         "bom": False, "bytes": None, "mtime_ns": None}
+            else:
+                found = _scan_file(str(path))
+                if found["bom"] or found["longest"] > MAX_LINE_BYTES:
+                    slow.append(str(path))
+            out.write(json.dumps(found, ensure_ascii=False) + "\n")
+    return {"counts": str(counts_path), "slow": slow, "max_line_bytes": MAX_LINE_BYTES}
+
+
+def stat_files(args: dict[str, Any]) -> str:
+    """``args['files']`` (paths) with their size and modification time now, as a JSONL
+    file (``path``, ``bytes``, ``mtime_ns``; NULL when it cannot be stat'ed): after a
+    read, a file whose size or time changed since it was counted was written to while
+    the build read it."""
+    out_dir = Path(args.get("out_dir") or _scratch_dir())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path_out = out_dir / "stat.jsonl"
+    with open(path_out, "w", encoding="utf-8") as out:
+        for path in args["files"]:
+            try:
+                st = os.stat(path)
+                row: dict[str, Any] = {"path": path, "bytes": st.st_size,
+                                       "mtime_ns": st.st_mtime_ns}
+            except OSError:
+                row = {"path": path, "bytes": None, "mtime_ns": None}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return str(path_out)
+
+
 # --------------------------------------------------------------------------- sanitize
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
 
 
 def _reject(path: str, line: int | None, raw: str, reason: str, unit: str) -> dict[str, Any]:
@@ -295,9 +420,51 @@ def _write_clean(clean: Any, value: dict[str, Any], path: str, line: int, text: 
     clean.write("\n")
 
 
-def _iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
+@dataclass(frozen=True)
+class _Line:
+    number: int
+    raw: bytes | None
+    """The line with its newline; None when it is longer than :data:`MAX_LINE_BYTES`."""
+    size: int
+    head: bytes
+    """The start of a line that is too long (a few KiB), else empty."""
+
+
+def _iter_lines(path: str) -> Iterator[_Line]:
+    """The physical lines of a file, read in 16 MiB chunks: a line longer than
+    :data:`MAX_LINE_BYTES` is never held whole (only its start is kept), so a line
+    of any size is read in constant memory."""
+    keep = 4 * RAW_TEXT_LIMIT
+    number = 0
+    parts: list[bytes] = []
+    size = 0
+    head: bytes | None = None  # set once the line is known to be too long
     with open(path, "rb") as fh:
-        yield from enumerate(fh, start=1)
+        while chunk := fh.read(_CHUNK):
+            start = 0
+            while start < len(chunk):
+                end = chunk.find(b"\n", start)
+                stop = len(chunk) if end < 0 else end + 1
+                if head is None:
+                    if size + (stop - start) > MAX_LINE_BYTES + 2:  # the limit + CRLF
+                        head = (b"".join(parts) + chunk[start : start + keep])[:keep]
+                        parts = []
+                    else:
+                        parts.append(chunk[start:stop])
+                size += stop - start
+                start = stop
+                if end >= 0:
+                    number += 1
+                    yield _line(number, parts, size, head)
+                    parts, size, head = [], 0, None
+        if size:
+            yield _line(number + 1, parts, size, head)
+
+
+def _line(number: int, parts: list[bytes], size: int, head: bytes | None) -> _Line:
+    if head is not None:
+        return _Line(number, None, size, head)
+    return _Line(number, b"".join(parts), size, b"")
 
 
 def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
@@ -305,7 +472,14 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
         reason = "not a regular file (a directory, a broken or looping symlink)"
         rejects.append(_reject(path, None, "", reason, unit))
         return
-    for number, raw_bytes in _iter_lines(path):
+    for found in _iter_lines(path):
+        number, raw_bytes = found.number, found.raw
+        if raw_bytes is None:
+            shown = found.head.decode("utf-8", "replace")
+            reason = (f"line too large ({found.size:,} bytes; lines up to "
+                      f"{_size(MAX_LINE_BYTES)} are read)")
+            rejects.append(_reject(path, number, shown, reason, unit))
+            continue
         body = raw_bytes.rstrip(b"\r\n")
         if number == 1 and body.startswith(_BOM):  # the same rule as DuckDB's reader
             body = body[len(_BOM):]
@@ -343,6 +517,14 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
 
 def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
     try:
+        size = os.stat(path).st_size
+        if size > MAX_LINE_BYTES:
+            with open(path, "rb") as fh:
+                head = fh.read(4 * RAW_TEXT_LIMIT).decode("utf-8", "replace")
+            reason = (f"document too large ({size:,} bytes; documents up to "
+                      f"{_size(MAX_LINE_BYTES)} are read)")
+            rejects.append(_reject(path, 1, head, reason, unit))
+            return
         data = Path(path).read_bytes()
     except OSError as exc:
         rejects.append(_reject(path, None, "", f"cannot read: {exc}", unit))

@@ -9,8 +9,15 @@
 create table if not exists {{ sw_lake_table('sw_import_log') }} (
     build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT, mtime_ns BIGINT, modified_at TIMESTAMP,
     key VARCHAR, run_from_path VARCHAR, kind VARCHAR, rows_staged BIGINT, lines_rejected BIGINT,
-    runs VARCHAR[], imported_at TIMESTAMPTZ
+    runs VARCHAR[], imported_at TIMESTAMPTZ,
+    lines_read BIGINT, lines_blank BIGINT, lines_skipped BIGINT, changed_during_read BOOLEAN
 );
+{#- columns added after the first release: a lake created before them gets them here
+    (NULL on the rows logged before; the reconciliation leaves those rows unchecked) -#}
+{%- for column, type in [('lines_read', 'BIGINT'), ('lines_blank', 'BIGINT'),
+                         ('lines_skipped', 'BIGINT'), ('changed_during_read', 'BOOLEAN')] %}
+alter table {{ sw_lake_table('sw_import_log') }} add column if not exists {{ column }} {{ type }};
+{%- endfor %}
 create table if not exists {{ sw_lake_table('sw_rejected_lines') }} (
     source_table VARCHAR, file VARCHAR, line BIGINT, test_run_id VARCHAR, reason VARCHAR,
     raw VARCHAR, build_id VARCHAR

@@ -1,4 +1,4 @@
-{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none) -%}
+{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none, count_skipped=false, max_line_bytes=33554432) -%}
 {#-
   Typed rows of one source's files, each with a reject reason or NULL.
 
@@ -8,11 +8,19 @@
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
   per_run_units  run ids that have a run directory: their legacy lines are skipped
-  Output columns: _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject, and
+  max_line_bytes the longest line read (skillwalker_py.ingest.MAX_LINE_BYTES, from
+                 sw_scan_lines): a file with a longer line never reaches the fast reader,
+                 and the line-by-line reader has rejected such a line already
+  count_skipped  instead of the rows: per file (_sw_file), the lines that the
+                 meta.keep rule skips (_sw_not_kept), reading only the columns that rule
+                 and the run ID checks need
+  Output columns: _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject, _sw_skip and
   the declared columns, typed. _sw_seq orders the lines of one file as they are
   written: the line number in slow mode, the row's ordinality in read_json's
   output in fast mode (read_json emits each file's rows in file order); models
-  that need the order of a file's lines (the events of a stream) sort on it.
+  that need the order of a file's lines (the events of a stream) sort on it. _sw_skip is 'run has its own folder' on a line of the
+  seed's single file whose run has a run folder (the folder is read instead): such
+  rows carry no other column; lines the meta.keep rule skips are not returned.
 
   The checks, in order (the first that fails is the line's reason):
   1. the line is a JSON object with a known field (else malformed JSON);
@@ -47,10 +55,13 @@ end
 {%- endset -%}
 {#- cheap test of the same rule, for every line -#}
 {%- set run_id_ok = sw_run_id_ok('@ID@') -%}
-{%- set cols = src.columns.values() | list -%}
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set keep = src.meta.get('keep') -%}
 {%- set keep_columns = src.meta.get('keep_columns') or [] -%}
+{%- set cols = src.columns.values() | list -%}
+{%- if count_skipped -%}
+  {%- set cols = cols | selectattr('name', 'in', ['test_run_id'] + keep_columns) | list -%}
+{%- endif -%}
 with _sw_files(_sw_file, _sw_unit, _sw_dir_run) as (
   {%- if files %}
   values {% for f in files %}({{ sw_sql_string(f.path) }}, {{ sw_sql_string(f.key) }}, {{ sw_sql_string(f.run_from_path) if f.run_from_path else 'NULL::VARCHAR' }}){{ ',' if not loop.last }}{% endfor %}
@@ -74,7 +85,7 @@ _sw_raw as (
     columns = { {% for c in cols %}'{{ c.name }}': 'JSON'{{ ', ' if not loop.last }}{% endfor %} },
     ignore_errors = true,
     filename = '_sw_file',
-    maximum_object_size = 67108864
+    maximum_object_size = {{ max_line_bytes + 16 }}
   ) with ordinality
   {%- else %}
   select _j->>'$._sw_file' as _sw_file, try_cast(_j->>'$._sw_line' as BIGINT) as _sw_line,
@@ -82,7 +93,7 @@ _sw_raw as (
     {%- for c in cols %}, _v[{{ loop.index }}] as "_raw_{{ c.name }}"{% endfor %}
   from (
     select json as _j, json_extract(json, [{% for c in cols %}'$."{{ c.name }}"'{{ ', ' if not loop.last }}{% endfor %}]) as _v
-    from read_json_objects({{ sw_sql_string(clean_file) }}, format = 'newline_delimited', maximum_object_size = 67108864)
+    from read_json_objects({{ sw_sql_string(clean_file) }}, format = 'newline_delimited', maximum_object_size = {{ 2 * max_line_bytes + 4096 }})
   )
   {%- endif %}
 ),
@@ -122,7 +133,7 @@ _sw_core_checked as (
     {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep
   from (
     select * from _sw_core
-    where _sw_unparsed
+    where {{ 'true or' if count_skipped }} _sw_unparsed
        or not {{ sw_json_present('"_raw_test_run_id"') }}
        or _sw_run_id is null
        or not {{ run_id_ok | replace('@ID@', '_sw_run_id') }}
@@ -172,12 +183,22 @@ _sw_checked as (
     end as _sw_reject
   from _sw_typed
 )
-select _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject
-  {%- for c in cols %}, "{{ c.name }}"{% endfor %}
+{%- if count_skipped %}
+select _sw_file, count(*) filter (where _sw_core_reject is null and not _sw_keep) as _sw_not_kept
+from _sw_core_checked
+group by _sw_file
+{%- else %}
+{%- set own_folder -%}
+  {%- if per_run_units -%}
+  coalesce(_sw_reject is null and _sw_dir_run is null and list_contains({{ sw_sql_list(per_run_units) }}, test_run_id), false)
+  {%- else -%}
+  false
+  {%- endif -%}
+{%- endset %}
+select _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject,
+  case when {{ own_folder }} then 'run has its own folder' end as _sw_skip
+  {%- for c in cols %}, case when not ({{ own_folder }}) then "{{ c.name }}" end as "{{ c.name }}"{% endfor %}
 from _sw_checked
-where _sw_reject is not null
-   or (_sw_keep
-       {%- if per_run_units %}
-       and not (_sw_dir_run is null and list_contains({{ sw_sql_list(per_run_units) }}, test_run_id))
-       {%- endif %})
+where _sw_reject is not null or _sw_keep
+{%- endif %}
 {%- endmacro %}

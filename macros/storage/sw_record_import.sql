@@ -22,7 +22,7 @@ insert into {{ sw_lake_table('sw_import_log') }} by name
 select {{ sw_sql_string(invocation_id) }} as build_id, {{ sw_sql_string(table) }} as source_table,
        path as file, size, mtime_ns, make_timestamp(mtime_ns // 1000) as modified_at, key,
        run_from_path, kind, rows_staged, lines_rejected, runs,
-       now() as imported_at
+       now() as imported_at, lines_read, lines_blank, lines_skipped, changed_during_read
 from memory.main._sw_files_{{ table }}
 {%- endmacro %}
 

@@ -12,11 +12,19 @@
      modification time) is not yet in the lake's import log (every file when
      the table does not exist yet or on a rebuild, var rebuild_storage);
      a directory, dangling link or loop in a file's place becomes a rejected line;
-  2. read: read_json over those files, every field as raw JSON, checked
+  2. count: skillwalker_py.ingest.scan_lines counts each file's physical and
+     blank lines in one sequential read (the import log's lines_read and
+     lines_blank: the reconciliation); a file with a line longer than the reader
+     takes (32 MiB) or a byte order mark goes straight to step 4;
+  3. read: read_json over those files, every field as raw JSON, checked
      against the declared column types (sw_read_source);
-  3. a file with a doubtful line, or in which a row key repeats (the later
+  4. a file with a doubtful line, or in which a row key repeats (the later
      line must win), is read again line by line (sw_sanitize), so that every
-     rejected line gets its number.
+     rejected line gets its number;
+  5. the lines a rule skips (meta.keep: test-run events that are not results;
+     lines of the seed's single file whose run has a run folder) are counted
+     per file, and each file is stat'ed again: a file written to while the
+     build read it is marked (changed_during_read).
   The model then selects from the batch; dbt's incremental materialization
   (delete+insert on test_run_id) writes it, and sw_record_import commits the
   log and rejected lines in the same transaction.
@@ -44,10 +52,13 @@
   {%- endif -%}
 {%- endfor -%}
 {%- set stage = 'memory.main._sw_in_' ~ table -%}
+{%- set scan = sw_call('sw_scan_lines', {
+    'files': files | map(attribute='path') | list, 'kind': 'document' if is_document else 'jsonl'}) -%}
+{%- set fast_files = [] if is_document else (files | selectattr('regular') | rejectattr('path', 'in', scan.slow) | list) -%}
 
 {%- call statement('sw_read_fast', auto_begin=false) -%}
   create or replace table {{ stage }} as
-  {{ sw_read_source(src, [] if is_document else (files | selectattr('regular') | list), 'fast', dir_runs) }}
+  {{ sw_read_source(src, fast_files, 'fast', dir_runs, max_line_bytes=scan.max_line_bytes) }}
 {%- endcall -%}
 
 {#- read again line by line: files with a rejected line, files in which a row key
@@ -61,7 +72,7 @@
   select _sw_file from {{ stage }} where _sw_reject is null
   group by _sw_file, {{ row_key | join(', ') }} having count(*) > 1
   {%- endif %}
-  {%- set always_slow = files if is_document else (files | rejectattr('regular') | list) %}
+  {%- set always_slow = files if is_document else (files | rejectattr('path', 'in', fast_files | map(attribute='path') | list) | list) %}
   {%- if always_slow %}
   union
   select unnest({{ sw_sql_list(always_slow | map(attribute='path') | list) }})
@@ -70,6 +81,7 @@
 {%- endset -%}
 {%- set flagged = run_query(flagged_sql).columns[0].values() | list -%}
 {%- set py_rejects = none -%}
+{%- set sanitized = none -%}
 {%- if flagged -%}
   {%- set flagged_files = files | selectattr('path', 'in', flagged) | list -%}
   {%- set sanitized = sw_call('sw_sanitize', {
@@ -78,14 +90,37 @@
   {%- call statement('sw_read_slow', auto_begin=false) -%}
     delete from {{ stage }} where list_contains({{ sw_sql_list(flagged) }}, _sw_file);
     insert into {{ stage }} by name
-    {{ sw_read_source(src, flagged_files, 'slow', dir_runs, clean_file=sanitized.clean) }};
+    {{ sw_read_source(src, flagged_files, 'slow', dir_runs, clean_file=sanitized.clean, max_line_bytes=scan.max_line_bytes) }};
   {%- endcall -%}
   {%- set py_rejects = sanitized.rejects if sanitized.rejected > 0 else none -%}
 {%- endif -%}
 
+{#- the lines the meta.keep rule skips, per file, counted by the same rule on the same
+    input (the original file, or its clean lines once read line by line) -#}
+{%- set count_fast = fast_files | rejectattr('path', 'in', flagged) | list -%}
+{%- set count_slow = files | selectattr('path', 'in', flagged) | list -%}
+{%- call statement('sw_count_skipped', auto_begin=false) -%}
+  create or replace table memory.main._sw_skips_{{ table }} as
+  {%- if src.meta.get('keep') and (count_fast or (count_slow and sanitized)) %}
+  {%- if count_fast %}
+  select * from ({{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
+  {%- endif %}
+  {%- if count_fast and count_slow and sanitized %}
+  union all
+  {%- endif %}
+  {%- if count_slow and sanitized %}
+  select * from ({{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
+  {%- endif %}
+  {%- else %}
+  select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_not_kept where false
+  {%- endif %}
+{%- endcall -%}
+{%- set restat = sw_call('sw_stat_files', {'files': files | map(attribute='path') | list}) -%}
+
 {%- call statement('sw_stage_batch', auto_begin=false) -%}
   create or replace table memory.main._sw_batch_{{ table }} as
-  select * exclude (_sw_text, _sw_reject) from {{ stage }} where _sw_reject is null;
+  select * exclude (_sw_text, _sw_reject, _sw_skip) from {{ stage }}
+  where _sw_reject is null and _sw_skip is null;
 
   {#- a source that reads another source's file (meta rejects_reported_by: tool_calls reads
       test-run.jsonl) reports no rejected line: the other source reports each of them once -#}
@@ -105,7 +140,14 @@
   create or replace table memory.main._sw_files_{{ table }} as
   select f.path, f.size, f.mtime_ns, f.key, f.run_from_path, f.kind,
          coalesce(b.rows, 0) as rows_staged, coalesce(r.rejected, 0) as lines_rejected,
-         coalesce(b.runs, []::VARCHAR[]) as runs
+         coalesce(b.runs, []::VARCHAR[]) as runs,
+         case when f.kind = 'rows' then c.lines end as lines_read,
+         case when f.kind = 'rows' then c.blank end as lines_blank,
+         case when f.kind = 'rows' then coalesce(k.not_kept, 0) + coalesce(b.own_folder, 0) end as lines_skipped,
+         case when f.kind = 'rows' then
+           (c.bytes is not null and c.bytes is distinct from f.size)
+           or s.bytes is distinct from f.size or s.mtime_ns is distinct from f.mtime_ns
+         end as changed_during_read
   from (
     {%- if logged %}
     values {% for f in logged %}({{ sw_sql_string(f['path']) }}, {{ f['size'] if f['size'] is not none else 'NULL' }}::BIGINT,
@@ -117,14 +159,28 @@
     {%- endif %}
   ) as f(path, size, mtime_ns, key, run_from_path, kind)
   left join (
-    select _sw_file, count(*) as rows, list(distinct test_run_id order by test_run_id) as runs
-    from memory.main._sw_batch_{{ table }} group by _sw_file
+    select _sw_file,
+           count(*) filter (where _sw_skip is null) as rows,
+           count(*) filter (where _sw_skip is not null) as own_folder,
+           coalesce(list(distinct test_run_id order by test_run_id) filter (where _sw_skip is null),
+                    []::VARCHAR[]) as runs
+    from {{ stage }} where _sw_reject is null group by _sw_file
   ) as b on b._sw_file = f.path
+  left join (
+    select _sw_file, sum(_sw_not_kept) as not_kept from memory.main._sw_skips_{{ table }} group by _sw_file
+  ) as k on k._sw_file = f.path
+  left join read_json({{ sw_sql_string(scan.counts) }}, format = 'newline_delimited', records = true,
+    columns = {'path': 'VARCHAR', 'lines': 'BIGINT', 'blank': 'BIGINT', 'bytes': 'BIGINT'}) as c
+    on c.path = f.path
+  left join read_json({{ sw_sql_string(restat) }}, format = 'newline_delimited', records = true,
+    columns = {'path': 'VARCHAR', 'bytes': 'BIGINT', 'mtime_ns': 'BIGINT'}) as s
+    on s.path = f.path
   left join (
     select file, count(*) as rejected from memory.main._sw_rejects_{{ table }} group by file
   ) as r on r.file = f.path;
 
   drop table {{ stage }};
+  drop table memory.main._sw_skips_{{ table }};
 {%- endcall -%}
 select 1
 {%- endmacro %}

@@ -13,6 +13,7 @@
     skillwalker-data scil [RUN_ID]             SCIL loops, or one loop's iterations
     skillwalker-data acil [RUN_ID]             ACIL loops, or one loop's iterations
     skillwalker-data rejected                  input lines that could not be imported
+    skillwalker-data reconcile [--problems]    where every input line went, per file and build
     skillwalker-data builds                    the finished builds and their snapshots
     skillwalker-data attach                    the SQL that attaches the last finished build
     skillwalker-data report [--runs N|--all]   one self-contained HTML report

@@ -278,6 +278,18 @@ def cmd_rejected(args: argparse.Namespace) -> int:
     return 0
 
 
+RECONCILE_COLUMNS = [
+    "source_table", "file", "lines_read", "lines_imported", "lines_rejected", "lines_blank",
+    "lines_skipped", "is_reconciled",
+]  # fmt: skip
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    rows = analytics.query_import_reconciliation(read_lake(args), problems_only=args.problems)
+    emit(rows, args, RECONCILE_COLUMNS)
+    return 1 if args.problems and rows else 0
+
+
 BUILD_COLUMNS = [
     "build_id", "finished_at", "runs_imported", "files_read", "lines_rejected", "tests_passed",
     "snapshot_id",
@@ -382,6 +394,14 @@ def register(
 
     p = sub.add_parser("rejected", parents=[reader], help="input lines that could not be imported")
     p.set_defaults(func=cmd_rejected)
+
+    p = sub.add_parser(
+        "reconcile", parents=[reader],
+        help="per input file and build: lines read = imported + rejected + blank + skipped",
+    )  # fmt: skip
+    p.add_argument("--problems", action="store_true",
+                   help="only files where the lines do not add up (exit 1 if any)")
+    p.set_defaults(func=cmd_reconcile)
 
     p = sub.add_parser(
         "builds", parents=[reader],

@@ -208,6 +208,19 @@ def test_rejected_lines(cli: Cli, ids: dict[str, str]) -> None:
     assert row["file"].endswith(f"{ids['r2']}/test-results.jsonl")
 
 
+def test_reconcile(cli: Cli, ids: dict[str, str]) -> None:
+    rows = cli.json("reconcile")
+    assert len(rows) >= 3 * 4 and all(r["is_reconciled"] is True for r in rows), rows
+    (torn,) = [r for r in rows if r["file"].endswith(f"{ids['r2']}/test-results.jsonl")]
+    assert torn["lines_rejected"] == 1
+    assert torn["lines_read"] == torn["lines_imported"] + 1
+    (stream,) = [r for r in rows if r["file"].endswith(f"{ids['r1']}/test-run.jsonl")]
+    assert stream["lines_skipped"] > 0  # stream events that are not results
+    assert table_lines(cli("reconcile").stdout)[0].split()[:3] == [
+        "source_table", "file", "lines_read"]
+    assert cli.json("reconcile", "--problems") == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

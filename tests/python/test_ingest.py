@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillwalker_py import ingest
 from skillwalker_py.errors import InvalidRunIdError
@@ -220,6 +222,70 @@ def test_sanitize_keeps_nan_for_the_typed_checks(tmp_path: Path) -> None:
     text = Path(out["clean"]).read_text("utf-8")
     assert '"a":NaN' in text and '"b":-Infinity' in text and '"c":Infinity' in text
     assert out["rejected"] == 0
+
+
+# --------------------------------------------------------------------------- scan_lines
+
+PIECES = [b"\n", b" ", b"\r", b"\t", b"\x0b", b"{", b"a", b"\xef\xbb\xbf", b"\xff"]
+LINE_BYTES = st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join)
+
+
+def _reference(data: bytes) -> tuple[int, int]:
+    """Physical lines and blank lines, the way sanitize and the oracle split a file."""
+    pieces = data.split(b"\n")
+    if pieces[-1] == b"":
+        pieces.pop()
+    if pieces and pieces[0].startswith(b"\xef\xbb\xbf"):
+        pieces[0] = pieces[0][3:]
+    return len(pieces), sum(1 for piece in pieces if not piece.strip())
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=LINE_BYTES, chunk=st.sampled_from([1, 2, 3, 5, 16, 1 << 24]))
+def test_scan_counts_lines_like_a_split_whatever_the_chunk_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int) -> None:
+    """scan_lines counts physical and blank lines in chunks (lines and blank runs that cross a
+    chunk boundary, a BOM, a last line without its newline) as splitting the whole file does;
+    the line-by-line reader sees the same lines."""
+    monkeypatch.setattr(ingest, "_CHUNK", chunk)
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    out = ingest.scan_lines({"files": [str(path)], "out_dir": str(tmp_path / "s")})
+    (found,) = [json.loads(x) for x in Path(out["counts"]).read_text().splitlines()]
+    assert (found["lines"], found["blank"]) == _reference(data)
+    assert found["bytes"] == len(data)
+    assert sum(1 for _ in ingest._iter_lines(str(path))) == found["lines"]
+
+
+def test_a_line_over_the_limit_is_rejected_without_being_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line longer than MAX_LINE_BYTES sends its file to the line-by-line reader, which
+    rejects it as "line too large" with its size and start, and keeps the lines around it."""
+    monkeypatch.setattr(ingest, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(ingest, "_CHUNK", 64)
+    src = _write(tmp_path / "in.jsonl", '{"a":1}\n{"a":"' + "x" * 5000 + '"}\n{"a":2}\n')
+    scan = ingest.scan_lines({"files": [str(src)], "out_dir": str(tmp_path / "s")})
+    assert scan["slow"] == [str(src)] and scan["max_line_bytes"] == 1000
+    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}],
+                           "out_dir": str(tmp_path / "c")})
+    clean = [json.loads(x) for x in Path(out["clean"]).read_text().splitlines()]
+    assert [(c["a"], c["_sw_line"]) for c in clean] == [(1, 1), (2, 3)]
+    (reject,) = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
+    assert reject["line"] == 2
+    assert reject["reason"] == "line too large (5,009 bytes; lines up to 1,000 bytes are read)"
+    assert reject["raw"].startswith('{"a":"xxx')
+
+
+def test_scan_of_what_is_not_a_regular_file_counts_one_line(tmp_path: Path) -> None:
+    (tmp_path / "dir.jsonl").mkdir()
+    os.symlink(tmp_path / "missing", tmp_path / "dangling.jsonl")
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    paths = [str(tmp_path / n) for n in ("dir.jsonl", "dangling.jsonl", "fifo.jsonl")]
+    out = ingest.scan_lines({"files": paths, "out_dir": str(tmp_path / "s")})
+    found = [json.loads(x) for x in Path(out["counts"]).read_text().splitlines()]
+    assert [(f["path"], f["lines"], f["bytes"]) for f in found] == [(p, 1, None) for p in paths]
 
 
 # --------------------------------------------------------------------------- lock

@@ -154,6 +154,9 @@ VOLATILE_COLUMNS = frozenset({"build_id"})
 
 Snapshot = dict[str, list[str]]
 
+PER_BUILD_VIEWS = frozenset({"import_reconciliation"})
+"""Views with one row per build that read a file (over ``sw_import_log``)."""
+
 
 def _normalize(value: Any) -> Any:
     if isinstance(value, float):
@@ -169,14 +172,16 @@ def snapshot_connection(con: duckdb.DuckDBPyConnection) -> Snapshot:
     """Every table and view of schema main, rows normalized and sorted (one connection).
 
     The lake's bookkeeping tables (``sw_*``: which files which build read,
-    the builds) differ between two builds of the same input by design: left out.
+    the builds) and the view over them that is kept per build
+    (``import_reconciliation``) differ between two builds of the same input by
+    design: left out.
     """
     names = [r[0] for r in con.execute(
         "select table_name from duckdb_tables() where schema_name = 'main' "
         "and database_name = current_database() and not internal "
         "union all select view_name from duckdb_views() where schema_name = 'main' "
         "and database_name = current_database() and not internal"
-    ).fetchall() if not r[0].startswith(("_", "sw_"))]
+    ).fetchall() if not r[0].startswith(("_", "sw_")) and r[0] not in PER_BUILD_VIEWS]
     out: Snapshot = {}
     for name in sorted(names):
         columns = [r[0] for r in con.execute(f'describe "{name}"').fetchall()]

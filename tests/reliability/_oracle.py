@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}")
+BOM = b"\xef\xbb\xbf"
 KEYS = ("test_run_id", "test_case", "eval", "test_name")
 
 # file kind -> (table, {field: json type}, required fields, key fields of a row)
@@ -127,6 +128,9 @@ class Expected:
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=lambda: defaultdict(list))
     """table -> keys of the lines it must import (with repeats, e.g. re-evaluations)."""
     lines: dict[tuple[str, int], bytes] = field(default_factory=dict)
+    verdicts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    """file -> how many of its physical lines are "row", "bad", "ignored", "blank" (a
+    summary document counts as one line)."""
 
 
 def expected_import(output: Path) -> Expected:
@@ -140,10 +144,17 @@ def expected_import(output: Path) -> Expected:
         if (output / f"{kind}.jsonl").is_file():
             files.append((kind, output / f"{kind}.jsonl", None))
     for kind, path, dir_run in files:
-        for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        pieces = path.read_bytes().split(b"\n")
+        if pieces[-1] == b"":
+            pieces.pop()  # the end of the file
+        if pieces and pieces[0].startswith(BOM):
+            pieces[0] = pieces[0][len(BOM):]
+        for number, raw in enumerate(pieces, start=1):
             if not raw:
-                continue  # the end of the file, or an empty line
+                exp.verdicts[str(path)]["blank"] += 1
+                continue
             verdict, key = classify(kind, raw, dir_run, runs_with_dirs)
+            exp.verdicts[str(path)][verdict] += 1
             spot = (str(path), number)
             exp.lines[spot] = raw
             if verdict == "bad":
@@ -162,8 +173,10 @@ def expected_import(output: Path) -> Expected:
                                     runs_with_dirs)
             if verdict == "row" and key is not None:
                 exp.rows["scil_summary"].append(key)
+                exp.verdicts[str(path)]["row"] += 1
                 continue
             spot = (str(path), 1)
+        exp.verdicts[str(path)]["bad"] += 1
         exp.bad.add(spot)
         exp.bad_table[spot] = "scil_summary"
         exp.lines[spot] = raw

@@ -12,18 +12,21 @@ exit 0, that the sample's runs are all visible, that each bad line is in
 that every view of ``models/marts`` and ``models/intermediate`` reads and
 the query functions work.
 
-The property test writes JSONL files mixing valid records with random
-corruptions, builds once per example and checks every file against an
-independent classification (``_oracle.classify`` plus the rules added here).
+The property test draws 300 JSONL files mixing valid records with random
+corruptions, builds twice (150 new files each time) and checks every file
+against an independent classification (``_oracle.classify`` plus the rules
+added here), line by line and in ``import_reconciliation``. A 260 MiB line
+is rejected as "line too large" under the default memory limit.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from skillwalker_py import queries
+from skillwalker_py import analytics, queries
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.sample import SampleSummary, generate_sample
@@ -379,9 +382,11 @@ def tz_input(inp: Input) -> None:
 # --------------------------------------------------------------------------- checks
 
 
-def views_and_queries_work(project: Project) -> list[str]:
+def views_and_queries_work(project: Project, *, query_functions: bool = True,
+                           max_runs: int | None = None) -> list[str]:
     """Every view of models/marts and models/intermediate reads (its count and every row),
-    and every query function works on every run it lists; the problems found ([] if none)."""
+    and (``query_functions``) every query function works on every run it lists (at most
+    ``max_runs`` runs per function, spread over the list); the problems found ([] if none)."""
     con = project.connect()
     problems = []
     try:
@@ -393,23 +398,39 @@ def views_and_queries_work(project: Project) -> list[str]:
                 problems.append(f"{view}: {exc}")
     finally:
         con.close()
+    if not query_functions:
+        return problems
     try:
-        _query_functions_work(project.lake_dir)
+        _query_functions_work(project.lake_dir, max_runs)
     except Exception as exc:
         problems.append(f"query functions: {exc!r}")
     return problems
 
 
-def _query_functions_work(lake: Path) -> None:
+def _spread(values: list[str], limit: int | None) -> list[str]:
+    ordered = sorted(values)
+    if limit is None or len(ordered) <= limit:
+        return ordered
+    return ordered[:: -(-len(ordered) // limit)]
+
+
+def _query_functions_work(lake: Path, max_runs: int | None = None) -> None:
+    for listing in (analytics.query_import_reconciliation, analytics.query_rejected_lines,
+                    analytics.query_test_history, analytics.query_flaky_tests,
+                    analytics.query_run_comparison_summaries, analytics.query_trigger_metrics,
+                    analytics.query_loop_health):
+        listing(lake)
     queries.query_per_test(lake)
-    for row in queries.query_test_run_summaries(lake):
-        queries.query_test_run_details(lake, row["test_run_id"])
+    summarized = [row["test_run_id"] for row in queries.query_test_run_summaries(lake)]
+    for run in _spread(summarized, max_runs):
+        queries.query_test_run_details(lake, run)
     for kind, history, details in (
             ("scil", queries.query_scil_history, queries.query_scil_run_details),
             ("acil", queries.query_acil_history, queries.query_acil_run_details)):
         summaries = {r["test_run_id"] for r in queries.query_sql(
             lake, f"select test_run_id from {kind}_summary")}
-        for run in {r["test_run_id"] for r in history(lake)} | summaries:
+        for run in _spread(list({r["test_run_id"] for r in history(lake)} | summaries),
+                           max_runs):
             try:
                 details(lake, run)
             except queries.NotFoundError:
@@ -694,10 +715,13 @@ def _depth(raw: bytes) -> int:
     return deepest
 
 
-def expected_verdict(kind: str, raw: bytes, dir_run: str) -> str:
+def expected_verdict(kind: str, raw: bytes, dir_run: str | None,
+                     runs_with_dirs: frozenset[str] = frozenset()) -> str:
     """"row", "bad", "ignored" or "blank" for one line (a first line without its BOM): the
     oracle's classification plus the rules of this issue (lone surrogates are text, nesting
-    deeper than 500 levels, real dates in run IDs, finite numbers, the fields' rules)."""
+    deeper than 500 levels, real dates in run IDs, finite numbers, the fields' rules). A good
+    line of the single file (``dir_run`` None) whose run has a folder with a file of this
+    kind (``runs_with_dirs``) is ignored: the folder is read instead."""
     if not raw.strip():
         return "blank"
     try:
@@ -722,34 +746,69 @@ def expected_verdict(kind: str, raw: bytes, dir_run: str) -> str:
     for name, check in RULES.items():
         if name in types and value.get(name) is not None and not check(value):
             return "bad"
+    if dir_run is None and value["test_run_id"] in runs_with_dirs:
+        return "ignored"
     return "row"
+
+
+PLACEHOLDER = "20260501T000000"
+"""The run ID in generated lines: each file's run replaces it when the file is written."""
 
 
 @dataclass
 class RandomFile:
+    """Lines of one kind drawn by hypothesis; ``torn`` ends the file without a newline."""
+
     kind: str
-    run: str
     bom: bool
     lines: list[bytes]
     torn: bytes | None
 
-    def write(self, output: Path) -> Path:
-        path = output / "runs" / self.run / f"{self.kind}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        body = b"".join(raw + b"\n" for raw in self.lines) + (self.torn or b"")
-        path.write_bytes((BOM if self.bom else b"") + body)
-        return path
+    def raw_lines(self, runs: list[str]) -> list[bytes]:
+        """The lines with the run IDs filled in (line i gets ``runs[i % len(runs)]``)."""
+        every = [*self.lines, *([self.torn] if self.torn is not None else [])]
+        return [raw.replace(PLACEHOLDER.encode(), runs[i % len(runs)].encode())
+                for i, raw in enumerate(every)]
 
-    def expected(self) -> tuple[list[int], list[int]]:
-        """Line numbers of the good lines (imported) and of the bad ones (rejected)."""
-        good, bad = [], []
-        for number, raw in enumerate([*self.lines, *([self.torn] if self.torn else [])], 1):
-            verdict = expected_verdict(self.kind, raw, self.run)
-            if verdict == "row":
-                good.append(number)
-            elif verdict == "bad":
-                bad.append(number)
-        return good, bad
+    def content(self, runs: list[str]) -> bytes:
+        raw = self.raw_lines(runs)
+        body = b"".join(r + b"\n" for r in raw[: len(self.lines)])
+        return (BOM if self.bom else b"") + body + (raw[-1] if self.torn is not None else b"")
+
+
+@dataclass
+class Verdicts:
+    """What a correct import of one file does with each of its lines."""
+
+    bad: list[int] = field(default_factory=list)
+    good: int = 0
+    blank: int = 0
+    ignored: int = 0
+
+    @property
+    def lines(self) -> int:
+        return len(self.bad) + self.good + self.blank + self.ignored
+
+
+def verdicts(kind: str, content: bytes, dir_run: str | None,
+             runs_with_dirs: frozenset[str]) -> Verdicts:
+    pieces = content.split(b"\n")
+    if pieces[-1] == b"":
+        pieces.pop()
+    if pieces and pieces[0].startswith(BOM):
+        pieces[0] = pieces[0][len(BOM):]
+    out = Verdicts()
+    for number, raw in enumerate(pieces, start=1):
+        verdict = expected_verdict(kind, raw, dir_run, runs_with_dirs)
+        if verdict == "bad":
+            out.bad.append(number)
+        elif verdict == "row":
+            out.good += 1
+        elif verdict == "blank":
+            out.blank += 1
+        else:
+            out.ignored += 1
+    return out
 
 
 NAN, INF = float("nan"), float("inf")
@@ -757,6 +816,7 @@ TIMESTAMPS = ["2026-03-06T12:05:00", "2026-03-06T12:05:00+02:00", "2026-02-30T00
               "yesterday", "", "2026-03-06"]
 
 
+@functools.cache
 def corruption(kind: str, run: str) -> st.SearchStrategy[tuple[bytes, bool]]:
     """One corrupted (or merely odd) line of ``kind``, and whether it is torn (it then ends
     its file without a newline). Whether it is bad is for :func:`expected_verdict` to say."""
@@ -820,48 +880,169 @@ def corruption(kind: str, run: str) -> st.SearchStrategy[tuple[bytes, bool]]:
 
 
 @st.composite
-def random_files(draw: st.DrawFn) -> list[RandomFile]:
-    """Three files of each kind, each in its own run folder, half of their lines corrupted."""
-    files = []
-    for index, kind in enumerate(sorted(KINDS) * 3):
-        run = f"202605{index + 1:02d}T000000"
-        lines: list[bytes] = []
-        torn: bytes | None = None
-        for n in range(draw(st.integers(min_value=6, max_value=30))):
-            if draw(st.booleans()):
-                lines.append(line(KINDS[kind](run, n + 1)))
-                continue
-            raw, is_torn = draw(corruption(kind, run))
-            if is_torn:
-                torn = raw
-            else:
-                lines.append(raw)
-        files.append(RandomFile(kind, run, draw(st.booleans()), lines, torn))
-    return files
+def random_file(draw: st.DrawFn, kinds: tuple[str, ...] = tuple(sorted(KINDS))) -> RandomFile:
+    """One file of a random kind: 1-30 lines, about half of them corrupted."""
+    kind = draw(st.sampled_from(kinds))
+    lines: list[bytes] = []
+    torn: bytes | None = None
+    for n in range(draw(st.integers(min_value=1, max_value=30))):
+        if draw(st.booleans()):
+            lines.append(line(KINDS[kind](PLACEHOLDER, n + 1)))
+            continue
+        raw, is_torn = draw(corruption(kind, PLACEHOLDER))
+        if is_torn:
+            torn = raw
+        else:
+            lines.append(raw)
+    return RandomFile(kind, draw(st.booleans()), lines, torn)
 
 
-@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=list(HealthCheck))
-@given(files=random_files())
-def test_random_corruptions_never_fail_the_build(tmp_path_factory: pytest.TempPathFactory,
-                                                 files: list[RandomFile]) -> None:
-    """Many random corruptions per file (truncation, invalid UTF-8, lone surrogates, deep
-    nesting, NaN and Infinity, wrong types, impossible run IDs and values, huge strings, BOM,
-    CRLF, blank lines), one build per example (no shrinking: each step would be a build): the
-    build passes, every view reads, the query functions work, and per file the good lines
-    are imported and the bad ones are in rejected_lines."""
-    project = Project(tmp_path_factory.mktemp("random") / "project")
-    expected = {str(f.write(project.output_dir)): f.expected() for f in files}
-    code, out = project.run_build(check=False)
-    assert code == 0, f"the build failed:\n{failure_summary(out)}"
-    assert not (unreadable := views_and_queries_work(project)), unreadable
+def collect(strategy: st.SearchStrategy[RandomFile], examples: int) -> list[RandomFile]:
+    """``examples`` values of ``strategy``, drawn by hypothesis (its generation phase: no
+    shrinking, since checking one value takes a build; a failure names the file instead)."""
+    drawn: list[RandomFile] = []
+
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def draw(value: RandomFile) -> None:
+        drawn.append(value)
+
+    draw()
+    return drawn
+
+
+RANDOM_EXAMPLES = 300
+"""Files drawn by the property test (RANDOM_EXAMPLES / 2 per build), plus the single files."""
+
+
+def _random_runs(start: int, count: int) -> list[str]:
+    """Distinct run IDs, an hour apart from 2026-06-01 (never the placeholder's)."""
+    first = datetime(2026, 6, 1)
+    return [(first + timedelta(hours=start + i)).strftime("%Y%m%dT%H%M%S") for i in range(count)]
+
+
+def test_random_corruptions_never_fail_the_build(tmp_path: Path) -> None:
+    """Property test, 300 hypothesis examples in two builds: each example is a JSONL file of a
+    random kind (test-run, test-results, output-files, test-config) mixing valid records with
+    random corruptions (truncation, invalid UTF-8, lone surrogates, deep nesting, NaN and
+    Infinity, wrong types, impossible run IDs and values, huge strings, BOM, CRLF, blank
+    lines) in its own run folder; 150 go into the first build, 150 more into the second,
+    with the seed's single file of every kind (lines of runs with and without a folder),
+    grown between the builds (read again whole). After each build: it exited 0, every view
+    reads (and, after the second, every query function, on 25 runs spread over the list
+    for those that take one); per file, the bad
+    lines are exactly the rejected lines, and its row of import_reconciliation counts what
+    an independent classification (``_oracle.classify`` plus the rules above) says: lines
+    read = imported + rejected + blank + skipped by rule."""
+    files = collect(random_file(), RANDOM_EXAMPLES)
+    singles = collect(random_file(), 2 * len(KINDS))
+    project = Project(tmp_path / "project")
+    out_dir = project.output_dir
+    half = RANDOM_EXAMPLES // 2
+    runs = _random_runs(0, RANDOM_EXAMPLES)
+    single_runs = [*_random_runs(RANDOM_EXAMPLES, 2)]  # runs with no folder
+    expected: dict[str, Verdicts] = {}
+    folders: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    single_content: dict[str, bytes] = {}
+    for build, batch in enumerate((files[:half], files[half:])):
+        offset = build * half
+        read_now: set[str] = set()
+        for i, f in enumerate(batch):
+            run = runs[offset + i]
+            path = out_dir / "runs" / run / f"{f.kind}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            content = f.content([run])
+            path.write_bytes(content)
+            folders[f.kind].add(run)
+            expected[str(path)] = verdicts(f.kind, content, run, frozenset())
+            read_now.add(str(path))
+        for j, kind in enumerate(sorted(KINDS)):
+            # the seed's single file: lines of runs with a folder (ignored) and without one
+            f = singles[build * len(KINDS) + j]
+            lines_runs = [*single_runs, *sorted(folders[kind])[:3]]
+            extra = RandomFile(kind, f.bom and build == 0, f.lines, f.torn).content(lines_runs)
+            previous = single_content.get(kind, b"")
+            if previous and not previous.endswith(b"\n"):
+                previous += b"\n"  # a torn line stays one bad line
+            content = previous + extra
+            single_content[kind] = content
+            path = out_dir / f"{kind}.jsonl"
+            path.write_bytes(content)
+            expected[str(path)] = verdicts(kind, content, None, frozenset(folders[kind]))
+            read_now.add(str(path))
+        code, out = project.run_build(check=False)
+        assert code == 0, f"build {build + 1} failed:\n{failure_summary(out)}"
+        unreadable = views_and_queries_work(project, query_functions=build == 1, max_runs=25)
+        assert not unreadable, unreadable
+        _check_random_import(project, expected, read_now)
+
+
+def _check_random_import(project: Project, expected: dict[str, Verdicts],
+                         read_now: set[str]) -> None:
     rejected: dict[str, list[int]] = {}
     for file, number in project.query("select file, line from rejected_lines order by line"):
         rejected.setdefault(file, []).append(number)
-    staged = dict(project.query("select file, rows_staged from sw_import_log"))
+    latest = {r[0]: r[1:] for r in project.query(
+        "select file, lines_read, lines_imported, lines_rejected, lines_blank, lines_skipped, "
+        "is_reconciled from import_reconciliation "
+        "qualify row_number() over (partition by file order by imported_at desc) = 1")}
     problems = []
-    for path, (good, bad) in expected.items():
-        if rejected.get(path, []) != bad or staged.get(path, 0) != len(good):
-            problems.append(f"{path}: rejected {rejected.get(path, [])}, expected {bad}; "
-                            f"imported {staged.get(path, 0)}, expected {len(good)} ({good})")
+    for path, want in expected.items():
+        if rejected.get(path, []) != want.bad:
+            problems.append(f"{path}: rejected {rejected.get(path, [])}, expected {want.bad}")
+        if path in read_now:
+            counts = (want.lines, want.good, len(want.bad), want.blank, want.ignored, True)
+            if latest.get(path) != counts:
+                problems.append(f"{path}: reconciliation {latest.get(path)}, expected {counts} "
+                                f"(read, imported, rejected, blank, skipped, reconciled)")
     assert not problems, "\n".join(problems)
+    assert project.query("select count(*) from import_reconciliation "
+                         "where not is_reconciled") == [(0,)]
+
+
+# --------------------------------------------------------------------------- huge lines
+
+HUGE_RUN = "20260420T000000"
+BIG_OK_RUN = "20260421T000000"
+
+
+def test_lines_up_to_256_mb_never_fail_the_build(tmp_path: Path) -> None:
+    """7. Under the default memory limit (1GB): a 260 MiB line beside good lines is
+    rejected as "line too large" (the build imports lines up to 32 MiB; the longer line is
+    never held in memory whole), its neighbours and the other runs are imported, and a 30 MiB
+    ``file_content`` is imported whole. The build exits 0, every view and query function
+    reads, and every file reconciles. About 40-60 s on a 2-core machine, most of it the
+    build; the 260 MiB line costs a few seconds (counted, then skipped line by line)."""
+    project = Project(tmp_path / "project")
+    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
+                             payload_kb=1, include_loops=False)
+    inp = Input(project.output_dir)
+    huge = 260 * 2**20
+    path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
+        (None, line(file_row(HUGE_RUN, "h-a", "a.txt"))),
+        ("line too large", line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content="x" * huge))),
+        (None, line(file_row(HUGE_RUN, "h-c", "c.txt"))),
+    ])
+    inp.write(f"runs/{HUGE_RUN}/test-run.jsonl", [(None, line(result_event(HUGE_RUN, "h-a")))])
+    big = 30 * 2**20
+    inp.write(f"runs/{BIG_OK_RUN}/output-files.jsonl", [
+        (None, line(file_row(BIG_OK_RUN, "b-a", "big.txt", file_content="y" * big)))])
+    code, out = project.run_build(check=False, extra_env={"SKILLWALKER_MEMORY_LIMIT": "1GB"})
+    assert code == 0, f"the build failed:\n{failure_summary(out)}"
+    assert not hidden_sample_runs(project, sample)
+    assert not (unreadable := views_and_queries_work(project)), unreadable
+    rejected = project.query("select file, line, reason, length(raw) from rejected_lines")
+    assert [(f, n) for f, n, _r, _l in rejected] == [(str(path), 2)]
+    reason, raw_length = rejected[0][2], rejected[0][3]
+    size = len(line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content=""))) + huge + 1
+    assert reason.startswith(f"line too large ({size:,} bytes; lines up to 32 MiB"), reason
+    assert raw_length == 2000
+    assert sorted(project.query("select test_run_id, file_path, length(file_content) "
+                                "from output_files where test_run_id in (?, ?)",
+                                [HUGE_RUN, BIG_OK_RUN])) == [
+        (HUGE_RUN, "a.txt", 6), (HUGE_RUN, "c.txt", 6), (BIG_OK_RUN, "big.txt", big)]
+    reconciled = project.query("select file, lines_read, lines_imported, lines_rejected, "
+                               "is_reconciled from import_reconciliation")
+    assert (str(path), 3, 2, 1, True) in reconciled
+    assert all(r[-1] for r in reconciled), reconciled

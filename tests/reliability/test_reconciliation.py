@@ -9,7 +9,9 @@ against the input contract), and the tests check that
 * valid ``result`` events = rows of ``test_run``;
 * bad lines = rows of ``rejected_lines``, by file and physical line number;
 * the good lines of the files that had bad lines are imported;
-* a 20 MB ``file_content`` and a 5 MB result text are imported whole.
+* a 20 MB ``file_content`` and a 5 MB result text are imported whole;
+* ``import_reconciliation`` accounts for every line of every file (read =
+  imported + rejected + blank + skipped by rule), with the oracle's counts.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+from skillwalker_py import lake
 from skillwalker_py.ingest import RAW_TEXT_LIMIT
 from skillwalker_py.sample import generate_sample
 
@@ -357,3 +361,54 @@ def test_test_run_line_without_a_type_is_rejected(imported: Imported) -> None:
     assert len(probe_bad) == 2
     rejected = {(f, n) for f, n in imported.rows("select file, line from rejected_lines")}
     assert probe_bad <= rejected, "lines without a string `type` are neither imported nor rejected"
+
+
+def test_every_line_of_every_file_is_accounted_for(imported: Imported) -> None:
+    """import_reconciliation: per file, lines read = imported + rejected + blank + skipped by
+    rule, each count equal to the oracle's (blank lines, stream events that are not results,
+    legacy lines of runs with a run folder, summary documents as one line)."""
+    rows = imported.rows(
+        "select file, lines_read, lines_imported, lines_rejected, lines_blank, lines_skipped, "
+        "lines_unaccounted, is_reconciled, changed_during_read from import_reconciliation")
+    seen = {r[0]: r[1:] for r in rows}
+    assert len(seen) == len(rows), "one row per file in a single build"
+    expected = {
+        file: (sum(v.values()), v["row"], v["bad"], v["blank"], v["ignored"], 0, True, False)
+        for file, v in imported.expected.verdicts.items()
+    }
+    probe = {f for f in seen if f"/runs/{PROBE_RUN}/" in f}
+    assert probe and all(seen[f][-2] for f in probe)
+    mismatched = {f: (seen.get(f), want) for f, want in expected.items()
+                  if f not in probe and seen.get(f) != want}
+    assert not mismatched, mismatched
+    assert all(r[-2] for r in rows), [r for r in rows if not r[-2]]
+
+
+def test_a_lake_from_before_the_line_counts_upgrades(tmp_path: Path) -> None:
+    """A lake whose import log has no line-count columns (as a build before them left it)
+    takes the next build: the columns are added, the files logged before have NULL counts
+    (is_reconciled NULL, not a failure), and the files read now reconcile."""
+    project = Project(tmp_path / "project")
+    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
+                             payload_kb=1, include_loops=False)
+    project.run_build()
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l", read_only=False))
+        for column in ("lines_read", "lines_blank", "lines_skipped", "changed_during_read"):
+            con.execute(f"alter table l.main.sw_import_log drop column {column}")
+    finally:
+        con.close()
+    later = generate_sample(project.output_dir / "later", runs=1, tests_per_eval=2, evals=1,
+                            payload_kb=1, include_loops=False, start="20260401T000000")
+    shutil.copytree(project.output_dir / "later" / "runs", project.output_dir / "runs",
+                    dirs_exist_ok=True)
+    shutil.rmtree(project.output_dir / "later")
+    _code, out = project.run_build()
+    assert "ERROR=0" in out
+    rows = project.query("select file, lines_read, is_reconciled from import_reconciliation")
+    old = [r for r in rows if f"/runs/{sample.run_ids[0]}/" in r[0]]
+    new = [r for r in rows if f"/runs/{later.run_ids[0]}/" in r[0]]
+    assert old and all(r[1:] == (None, None) for r in old), old
+    assert new and all(r[1] > 0 and r[2] is True for r in new), new
