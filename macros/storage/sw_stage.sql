@@ -123,14 +123,15 @@
   where _sw_reject is null and _sw_skip is null;
 
   {#- a source that reads another source's file (meta rejects_reported_by: tool_calls reads
-      test-run.jsonl) reports no rejected line: the other source reports each of them once -#}
+      test-run.jsonl) counts its rejected lines (the reconciliation) but reports none: the
+      other source reports each of them once (the table is emptied below) -#}
   {%- set reports = src.meta.get('rejects_reported_by') is none %}
   create or replace table memory.main._sw_rejects_{{ table }} as
   select {{ sw_sql_string(table) }} as source_table, _sw_file as file, _sw_line as line,
          case when {{ sw_run_id_ok('test_run_id') }} then test_run_id end as test_run_id,
          _sw_reject as reason, _sw_text as raw
-  from {{ stage }} where _sw_reject is not null{{ '' if reports else ' and false' }}
-  {%- if py_rejects and reports %}
+  from {{ stage }} where _sw_reject is not null
+  {%- if py_rejects %}
   union all
   select {{ sw_sql_string(table) }}, file, line, NULL, reason, raw
   from read_json({{ sw_sql_string(py_rejects) }}, format = 'newline_delimited', records = true,
@@ -179,6 +180,9 @@
     select file, count(*) as rejected from memory.main._sw_rejects_{{ table }} group by file
   ) as r on r.file = f.path;
 
+  {%- if not reports %}
+  delete from memory.main._sw_rejects_{{ table }};
+  {%- endif %}
   drop table {{ stage }};
   drop table memory.main._sw_skips_{{ table }};
 {%- endcall -%}

@@ -5,7 +5,9 @@
 -- from the bytes of the file before it is parsed (skillwalker_py.ingest.scan_lines),
 -- the other three from what the import did with its lines, so a line dropped
 -- or doubled anywhere on the way breaks it. Files logged by a build older than
--- the line counts have NULL counts and is_reconciled NULL.
+-- the line counts have NULL counts and is_reconciled NULL. tool_calls reads the
+-- files of test_run: its lines_rejected are the lines rejected_lines lists once,
+-- under test_run.
 select
     build_id,
     source_table,
