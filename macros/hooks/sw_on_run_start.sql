@@ -2,7 +2,7 @@
   {#-
     For commands that write (build, run, seed): check var replace_run_ids,
     create the lake's bookkeeping tables, remove the runs of var forget_run_ids (the build lock was taken before dbt
-    connected: skillwalker_py.dbt_plugin). For build, run, seed and test: decide the data tests' scope
+    connected: skillwalker_py.build.plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}

@@ -8,7 +8,7 @@
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
   per_run_units  run ids that have a run directory: their legacy lines are skipped
-  max_line_bytes the longest line read (skillwalker_py.ingest.MAX_LINE_BYTES, from
+  max_line_bytes the longest line read (skillwalker_py.build.ingest.MAX_LINE_BYTES, from
                  sw_scan_lines): a file with a longer line never reaches the fast reader,
                  and the line-by-line reader has rejected such a line already
   count_skipped  instead of the rows: per file (_sw_file), the lines that the

@@ -4,7 +4,7 @@ A build runs dbt in this process through its programmatic API
 (``dbt.cli.main.dbtRunner``) with a callback on dbt's events: the callback
 shows the progress (:class:`Progress`), and dbt's own output appears only
 with ``--verbose``. The build lock is the dbt plugin's, taken before dbt
-connects and held until this process exits (``skillwalker_py.dbt_plugin``).
+connects and held until this process exits (``skillwalker_py.build.plugin``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from typing import Any
 
 import yaml
 
-from skillwalker_py import build_state, conflicts, queries
+from skillwalker_py import queries
+from skillwalker_py.build import conflicts
+from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import Progress
 from skillwalker_py.runid import is_valid_run_id
@@ -132,7 +134,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     shared = progress.lake.sqlite_file is None
     if shared and "DBT_TARGET_PATH" not in os.environ:
         # a shared lake: builds from one checkout may run at once, and each needs
-        # its own run_results.json for `dbt retry` (skillwalker_py.conflicts)
+        # its own run_results.json for `dbt retry` (skillwalker_py.build.conflicts)
         os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
     target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
     results: list[Any] = []

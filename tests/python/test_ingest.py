@@ -1,4 +1,4 @@
-"""skillwalker_py.ingest: which files a build reads, bad lines, the build lock."""
+"""skillwalker_py.build.ingest: which files a build reads, bad lines, the build lock."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillwalker_py import ingest
+from skillwalker_py.build import ingest
 from skillwalker_py.errors import InvalidRunIdError
 
 RUN_A = "20260301T090000"
@@ -292,7 +292,7 @@ def test_scan_of_what_is_not_a_regular_file_counts_one_line(tmp_path: Path) -> N
 
 _HOLD = """
 import sys, time
-from skillwalker_py import ingest
+from skillwalker_py.build import ingest
 ingest.acquire_lock(sys.argv[1], timeout=0, what="the lake")
 print("locked", flush=True)
 time.sleep(30)

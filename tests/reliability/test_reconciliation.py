@@ -29,7 +29,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.ingest import RAW_TEXT_LIMIT
+from skillwalker_py.build.ingest import RAW_TEXT_LIMIT
 from skillwalker_py.sample import generate_sample
 
 from ._harness import Project

@@ -3,7 +3,7 @@
 Enabled in ``profiles.yml``::
 
     plugins:
-      - module: skillwalker_py.dbt_plugin
+      - module: skillwalker_py.build.plugin
 
 A command that writes takes the embedded lake's build lock before dbt
 connects (:meth:`Plugin.update_connection_config`). On the connection dbt
@@ -14,7 +14,7 @@ profile attaches (the lake named by the environment, :func:`build_lake`) and
 registers scalar functions that take and return JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
-  (:func:`skillwalker_py.ingest.plan_sql`, a pure function);
+  (:func:`skillwalker_py.build.ingest.plan_sql`, a pure function);
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
 - ``sw_scan_lines``: count each file's lines before it is read (the reconciliation),
   and find the files to read line by line from the start;
@@ -33,7 +33,8 @@ from typing import Any
 
 from dbt.adapters.duckdb.plugins import BasePlugin
 
-from skillwalker_py import ingest, lake
+from skillwalker_py import lake
+from skillwalker_py.build import ingest
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -81,7 +82,7 @@ class Plugin(BasePlugin):
         """Before dbt opens its connection: a command that writes (build, run, seed,
         snapshot) takes the embedded lake's build lock, held until the process exits.
         With a PostgreSQL catalog there is no lock (builds from several machines run at
-        once, see skillwalker_py.conflicts); the lake is created if it does not exist yet.
+        once, see skillwalker_py.build.conflicts); the lake is created if it does not exist yet.
 
         Taking it this early matters: dbt reads the lake's relations right after
         connecting, and a second build that waited for the lock must see the tables

@@ -6,7 +6,7 @@
   lose (they are in the lake, their files are gone).
 
 Both read the lake with the rules the build itself uses: the pending files of
-each table come from :func:`skillwalker_py.ingest.plan_sql`, the finished
+each table come from :func:`skillwalker_py.build.ingest.plan_sql`, the finished
 build from :func:`skillwalker_py.lake.finished_snapshot`.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import yaml
 
-from skillwalker_py import ingest
+from skillwalker_py.build import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
 
 __all__ = [
@@ -55,8 +55,8 @@ def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
 
     That is: the lake's latest snapshot is a finished build's (no build was
     interrupted since), that build's data tests all passed on the project as
-    it is now (same :func:`~skillwalker_py.ingest.project_fingerprint`), and
-    no table has a file to read (:func:`~skillwalker_py.ingest.plan_sql`,
+    it is now (same :func:`~skillwalker_py.build.ingest.project_fingerprint`), and
+    no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
     which also sees runs newly listed in ``.re-evaluated-runs.json``).
     """
     con = _open(config)

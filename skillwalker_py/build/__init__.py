@@ -1,0 +1,13 @@
+"""What a build runs: the dbt plugin and the import's Python side.
+
+Nothing here is for eval tooling to import (that is :mod:`skillwalker_py`
+itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
+
+- :mod:`.plugin`: the dbt-duckdb plugin named in ``profiles.yml`` (extensions,
+  the lake's secret, the build lock, the ``sw_*`` functions);
+- :mod:`.ingest`: which files a build reads, the line-by-line sanitizer, line
+  counts, the build lock (pure functions behind the ``sw_*`` functions);
+- :mod:`.state`: what the command asks of the lake before running dbt (skip an
+  up-to-date build, the runs a rebuild or forget would touch);
+- :mod:`.conflicts`: ``dbt retry`` after a lost commit race on a shared lake.
+"""
