@@ -15,7 +15,8 @@ from typing import Final
 
 from swbench.common import REPO, Json, Layout, link_tree, log, mib, rmtree
 
-GENERATOR_FILES: Final = ("skillwalker_py/sample.py", "skillwalker_py/jsonl.py")
+GENERATOR_FILES: Final = ("skillwalker_py/sample", "skillwalker_py/jsonl.py")
+"""What the generated output depends on (a folder: every ``.py`` file in it)."""
 KINDS: Final = (
     "test-config",
     "test-run",
@@ -88,8 +89,10 @@ class Pool:
 def generator_fingerprint() -> str:
     h = hashlib.sha256()
     for rel in GENERATOR_FILES:
-        with contextlib.suppress(FileNotFoundError):
-            h.update((REPO / rel).read_bytes())
+        path = REPO / rel
+        for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
+            with contextlib.suppress(FileNotFoundError):
+                h.update(file.read_bytes())
     return h.hexdigest()[:12]
 
 
