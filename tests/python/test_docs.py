@@ -20,6 +20,7 @@ MODULES = [
     "skillwalker_py.prompts",
     "skillwalker_py.report",
     "skillwalker_py.runid",
+    "skillwalker_py.sample",
     "skillwalker_py.split",
     "skillwalker_py.stream",
     "skillwalker_py.types",
