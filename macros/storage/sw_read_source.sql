@@ -132,15 +132,21 @@ _sw_core_checked as (
     end as _sw_core_reject,
     {%- if keep %} coalesce(({{ keep }}), false){% else %} true{% endif %} as _sw_keep
   from (
-    select * from _sw_core
-    where {{ 'true or' if count_skipped }} _sw_unparsed
-       or not {{ sw_json_present('"_raw_test_run_id"') }}
-       or _sw_run_id is null
-       or not {{ run_id_ok | replace('@ID@', '_sw_run_id') }}
-       {%- for k in keep_columns %}
-       or not {{ sw_json_present('"_raw_' ~ k ~ '"') }}
-       or "{{ k }}" is null
-       {%- endfor %}
+    {#- _sw_cheap_fail: the line fails a check every line gets; a line that passes them and
+        that the keep rule drops is skipped, whatever else is wrong with it -#}
+    select * from (
+      select *,
+        coalesce(_sw_unparsed
+          or not {{ sw_json_present('"_raw_test_run_id"') }}
+          or _sw_run_id is null
+          or not {{ run_id_ok | replace('@ID@', '_sw_run_id') }}
+          {%- for k in keep_columns %}
+          or not {{ sw_json_present('"_raw_' ~ k ~ '"') }}
+          or "{{ k }}" is null
+          {%- endfor %}, true) as _sw_cheap_fail
+      from _sw_core
+    )
+    where {{ 'true or' if count_skipped }} _sw_cheap_fail
        or {% if keep %}coalesce(({{ keep }}), false){% else %}true{% endif %}
   ) as c
   join _sw_files f on f._sw_file = c._sw_file
@@ -184,7 +190,7 @@ _sw_checked as (
   from _sw_typed
 )
 {%- if count_skipped %}
-select _sw_file, count(*) filter (where _sw_core_reject is null and not _sw_keep) as _sw_not_kept
+select _sw_file, count(*) filter (where not _sw_cheap_fail and not _sw_keep) as _sw_not_kept
 from _sw_core_checked
 group by _sw_file
 {%- else %}

@@ -218,7 +218,8 @@ def test_reconcile(cli: Cli, ids: dict[str, str]) -> None:
     (torn,) = [r for r in rows if r["file"].endswith(f"{ids['r2']}/test-results.jsonl")]
     assert torn["lines_rejected"] == 1
     assert torn["lines_read"] == torn["lines_imported"] + 1
-    (stream,) = [r for r in rows if r["file"].endswith(f"{ids['r1']}/test-run.jsonl")]
+    (stream,) = [r for r in rows if r["file"].endswith(f"{ids['r1']}/test-run.jsonl")
+                 and r["source_table"] == "test_run"]
     assert stream["lines_skipped"] > 0  # stream events that are not results
     assert table_lines(cli("reconcile").stdout)[0].split()[:3] == [
         "source_table", "file", "lines_read"]

@@ -936,6 +936,7 @@ class TestLakeIsTheSystemOfRecord:
         step = upgrade.steps["rebuild"]
         assert {t: step.read(t) for t in STORAGE_TABLES} == {
             **{t: {RUN_A} for t in TEST_TABLES},
+            "tool_calls": {RUN_A},  # reads run A's test-run.jsonl again
             "scil_iteration": {SCIL_RUN},
             "scil_summary": {SCIL_RUN},
             "acil_iteration": {ACIL_RUN},

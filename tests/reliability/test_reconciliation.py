@@ -367,11 +367,21 @@ def test_every_line_of_every_file_is_accounted_for(imported: Imported) -> None:
     """import_reconciliation: per file, lines read = imported + rejected + blank + skipped by
     rule, each count equal to the oracle's (blank lines, stream events that are not results,
     legacy lines of runs with a run folder, summary documents as one line)."""
+    # the oracle speaks for the table that reports a file's lines; tool_calls reads the
+    # test_run files again and has its own row per file, checked by the identity below
     rows = imported.rows(
         "select file, lines_read, lines_imported, lines_rejected, lines_blank, lines_skipped, "
-        "lines_unaccounted, is_reconciled, changed_during_read from import_reconciliation")
+        "lines_unaccounted, is_reconciled, changed_during_read from import_reconciliation "
+        "where source_table <> 'tool_calls'")
     seen = {r[0]: r[1:] for r in rows}
     assert len(seen) == len(rows), "one row per file in a single build"
+    tool_calls = imported.rows(
+        "select file, lines_read, is_reconciled from import_reconciliation "
+        "where source_table = 'tool_calls'")
+    assert tool_calls and all(r[2] for r in tool_calls), [r for r in tool_calls if not r[2]]
+    # it read every line the test_run row of the same file read
+    assert {r[0]: r[1] for r in tool_calls} == {
+        f: v[0] for f, v in seen.items() if f.endswith("test-run.jsonl")}
     expected = {
         file: (sum(v.values()), v["row"], v["bad"], v["blank"], v["ignored"], 0, True, False)
         for file, v in imported.expected.verdicts.items()
