@@ -27,9 +27,9 @@ lint: install
 	$(BIN)/mypy
 
 # two workers (the machines have 2 cores); a test file stays on one worker, so
-# module-scoped builds are made once
+# module-scoped builds are made once; the log ends with the ten slowest tests
 test: lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=10
 
 # the unit tier: tests/python (no dbt build), for a quick answer while working
 test-fast: install
