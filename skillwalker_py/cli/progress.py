@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.lake import ALIAS, LakeConfig, load_extensions
+from skillwalker_py.lake import ALIAS, LakeConfig, open_instance
 
 __all__ = ["Progress"]
 
@@ -134,16 +134,12 @@ class Progress:
     def _query(self, sql: str, params: list[Any]) -> tuple[Any, ...] | None:
         """A row of the lake's newest commit (the build's own, not yet finished), or None."""
         if self._con is None:
-            if not self.lake.exists():
-                return None
-            con = duckdb.connect()
             try:
-                load_extensions(con)
-                con.execute(self.lake.attach_sql(ALIAS))
+                self._con = open_instance(self.lake, ALIAS)
             except duckdb.Error:
-                con.close()
                 return None
-            self._con = con
+            if self._con is None:
+                return None
         result: tuple[Any, ...] | None = self._con.execute(sql, params).fetchone()
         return result
 
