@@ -46,10 +46,6 @@ def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, 
     }
 
 
-def _open(config: LakeConfig) -> duckdb.DuckDBPyConnection | None:
-    return open_instance(config, ALIAS)
-
-
 def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
     """True when a ``dbt build`` would import nothing and check nothing new.
 
@@ -59,7 +55,7 @@ def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
     no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
     which also sees runs newly listed in ``.re-evaluated-runs.json``).
     """
-    con = _open(config)
+    con = open_instance(config, ALIAS)
     if con is None:
         return False
     try:
@@ -84,7 +80,7 @@ def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
 
 def runs_in_lake(config: LakeConfig) -> set[str]:
     """The runs whose rows the lake's import log records (forgotten runs are not)."""
-    con = _open(config)
+    con = open_instance(config, ALIAS)
     if con is None:
         return set()
     try:
