@@ -10,8 +10,10 @@ connects and held until this process exits (``skillwalker_py.build.plugin``).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -136,6 +138,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
         # a shared lake: builds from one checkout may run at once, and each needs
         # its own run_results.json for `dbt retry` (skillwalker_py.build.conflicts)
         os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
+        atexit.register(shutil.rmtree, os.environ["DBT_TARGET_PATH"], True)
     target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
     results: list[Any] = []
 
