@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypedDict, cast
 
 import duckdb
 
 from skillwalker_py.errors import SkillwalkerError
-from skillwalker_py.lake import LakeConfig
+from skillwalker_py.lake import LakeConfig, reading
 from skillwalker_py.lake import connect as lake_connect
 from skillwalker_py.runid import validate_run_id
 
@@ -96,15 +97,23 @@ def connect(lake: LakeArg = None) -> duckdb.DuckDBPyConnection | None:
     return lake_connect(lake)
 
 
+@contextmanager
+def _session(lake: LakeArg) -> Iterator[duckdb.DuckDBPyConnection | None]:
+    """A connection (None before the first build) for a few queries, with the lake's
+    maintenance held off meanwhile (:func:`skillwalker_py.lake.reading`)."""
+    with reading(lake):
+        con = connect(lake)
+        try:
+            yield con
+        finally:
+            if con is not None:
+                con.close()
+
+
 def query_sql(lake: LakeArg, sql: str, params: Sequence[Any] = ()) -> list[Row]:
     """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build)."""
-    con = connect(lake)
-    if con is None:
-        return []
-    try:
-        return _rows(con, sql, *params)
-    finally:
-        con.close()
+    with _session(lake) as con:
+        return [] if con is None else _rows(con, sql, *params)
 
 
 def query_test_run_summaries(lake: LakeArg) -> list[Row]:
@@ -126,10 +135,9 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
     ID and :class:`NotFoundError` ("Test run not found: <id>") for an unknown run.
     """
     run_id = validate_run_id(test_run_id)
-    con = connect(lake)
-    if con is None:
-        raise NotFoundError(f"Test run not found: {run_id}")
-    try:
+    with _session(lake) as con:
+        if con is None:
+            raise NotFoundError(f"Test run not found: {run_id}")
         summary = _rows(
             con,
             "select * from test_run_detail_tests where test_run_id = ? order by eval, test_name",
@@ -155,8 +163,6 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
             "order by eval, test_name, file_path",
             run_id,
         )
-    finally:
-        con.close()
     return {
         "summary": summary,
         "expectations": expectations,
@@ -195,18 +201,15 @@ _SUMMARY_COLUMNS = (
 def _loop_details(lake: LakeArg, test_run_id: str, kind: str) -> LoopRunDetails:
     run_id = validate_run_id(test_run_id)
     label = kind.upper()
-    con = connect(lake)
-    if con is None:
-        raise NotFoundError(f"{label} run not found: {run_id}")
-    try:
+    with _session(lake) as con:
+        if con is None:
+            raise NotFoundError(f"{label} run not found: {run_id}")
         rows = _rows(
             con,
             f"select * from {kind}_run_details where test_run_id = ? "
             "order by iteration nulls first",
             run_id,
         )
-    finally:
-        con.close()
     if not rows:
         raise NotFoundError(f"{label} run not found: {run_id}")
     entity = "skill_file" if kind == "scil" else "agent_file"

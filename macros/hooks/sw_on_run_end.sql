@@ -14,6 +14,9 @@
     {%- set selected = invocation_args_dict.get('select') or invocation_args_dict.get('exclude') or invocation_args_dict.get('selector') -%}
     {%- set tests_passed = flags.WHICH == 'build' and not failed_tests and not selected -%}
     {%- if not failed_nodes -%}
+      {#- readers of an embedded lake wait (skillwalker_py.lake.reading) while DuckLake's
+          compaction rewrites files that earlier snapshots read too -#}
+      {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'begin'})) ~ ")") -%}
       {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
       {%- set info = {'build_id': invocation_id} -%}
@@ -31,6 +34,7 @@
                                                       extra_info => {{ sw_sql_string(tojson(info)) }});
         commit;
       {%- endcall -%}
+      {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'end'})) ~ ")") -%}
     {%- endif -%}
   {%- endif -%}
   select 1

@@ -20,7 +20,10 @@ registers scalar functions that take and return JSON text:
   and find the files to read line by line from the start;
 - ``sw_stat_files``: each file's size and time after the read;
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
-- ``sw_project_fingerprint``: a hash of the project's files (data-test scope).
+- ``sw_project_fingerprint``: a hash of the project's files (data-test scope);
+- ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
+  maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait),
+  ``{"action": "end"}`` releases it (``on-run-end``, around DuckLake's compaction).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Plugin(BasePlugin):
         self.lock_timeout = float(plugin_config.get("lock_timeout_seconds", 30))
         self.lock_file: Path | None = None
         self.lake: lake.LakeConfig | None = None
+        self._end_maintenance: Callable[[], None] | None = None
         for attachment in getattr(self.creds, "attach", None) or []:
             path = str(getattr(attachment, "path", ""))
             if getattr(attachment, "alias", None) == lake.ALIAS and path == LAKE_PATH:
@@ -104,6 +108,14 @@ class Plugin(BasePlugin):
         assert self.lake is not None
         self.lake.prepare()  # folder and WAL mode, under the lock, before DuckLake attaches it
 
+    def _maintenance_window(self, args: dict[str, Any]) -> str:
+        if self._end_maintenance is not None:
+            self._end_maintenance()
+            self._end_maintenance = None
+        if args["action"] == "begin" and self.lake is not None:
+            self._end_maintenance = lake.maintenance_window(self.lake)
+        return str(args["action"])
+
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
 
@@ -127,6 +139,7 @@ class Plugin(BasePlugin):
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(args["project_dir"])
             ),
+            "sw_maintenance_window": _json_udf(self._maintenance_window),
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)

@@ -76,3 +76,72 @@ def test_a_lake_without_a_finished_build_is_not_read(tmp_path: Path) -> None:
         assert reader.execute("select sum(a) from t").fetchall() == [(3,)]
     finally:
         reader.close()
+
+
+_HOLD_MAINTENANCE = """
+import sys, time
+from pathlib import Path
+from skillwalker_py import lake
+release = lake.maintenance_window(lake.LakeConfig.from_dir(sys.argv[1]))
+print("holding", flush=True)
+sys.stdin.readline()
+release()
+print("released", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_readers_wait_for_the_maintenance_of_another_process(tmp_path: Path) -> None:
+    """lake.reading waits while a build's finishing step holds the maintenance lock,
+    and a maintenance waits for the readers inside lake.reading (ordering, not timing)."""
+    import subprocess
+    import sys
+    import threading
+
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_MAINTENANCE, str(tmp_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        entered = threading.Event()
+
+        def read() -> None:
+            with lake.reading(tmp_path):
+                entered.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert not entered.wait(1.0), "a reader ran while the maintenance lock was held"
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "released"
+        assert entered.wait(30), "the reader did not run once the maintenance ended"
+        reader.join(30)
+
+        # the other way round: a maintenance waits while a reader reads
+        with lake.reading(tmp_path):
+            waiting = subprocess.Popen(
+                [sys.executable, "-c", _HOLD_MAINTENANCE, str(tmp_path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            out = waiting.stdout
+            assert out is not None
+            got: list[str] = []
+            t = threading.Thread(target=lambda: got.append(out.readline()), daemon=True)
+            t.start()
+            t.join(1.0)
+            assert not got, "the maintenance began while a reader read"
+        t.join(30)
+        assert got == ["holding\n"]
+        waiting.communicate("\n\n", timeout=30)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_reading_needs_no_lock_without_an_embedded_lake(tmp_path: Path) -> None:
+    """A catalog server takes no lock, and a lake folder that does not exist is not created."""
+    with lake.reading(lake.LakeConfig("postgres:dbname=x", str(tmp_path) + "/")):
+        pass
+    with lake.reading(tmp_path / "missing"):
+        pass
+    assert not (tmp_path / "missing").exists()

@@ -169,6 +169,10 @@ def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Inpu
     read_states: dict[str, Snapshot] = {}
 
     def sql_read() -> tuple[str, list[str]]:
+        with lake.reading(folder):  # as lake.connect asks of SQL run while builds finish
+            return _sql_read()
+
+    def _sql_read() -> tuple[str, list[str]]:
         con = lake.connect(folder)
         assert con is not None
         try:
