@@ -11,6 +11,7 @@ prints the summary from the build's row in ``sw_builds``.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 from collections import Counter
@@ -36,7 +37,8 @@ class Progress:
     def __init__(self, *, enabled: bool, lake: LakeConfig) -> None:
         self.enabled = enabled
         self.lake = lake
-        self.terminal = enabled and sys.stderr.isatty()
+        # a bar needs a terminal with a width (a pty of 0 columns draws nothing)
+        self.terminal = enabled and sys.stderr.isatty() and shutil.get_terminal_size((0, 0))[0] > 0
         self.bar: Any = None
         self.build_id: str | None = None
         self.counts: Counter[str] = Counter()

@@ -215,3 +215,39 @@ def test_ctrl_c_during_a_build_is_one_line_and_exit_130(project: DbtProject) -> 
     assert last.startswith("skillwalker-data: built in "), last
     runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
     assert runs == set(sample.run_ids)
+
+
+def test_a_build_on_a_terminal_draws_a_progress_bar(project: DbtProject) -> None:
+    """In a real terminal (a pty 100 columns wide) the build draws tqdm's bar on stderr,
+    from 0 to every step, with the plain lines and the summary above it."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    generate_sample(project.output_dir, runs=1)
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen([str(CLI), "build"], env=project.env(), stdin=follower,
+                            stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the build closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=600) == 0
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    frames = [f for f in screen.split("\r") if "step" in f]
+    assert any(" 0/" in f for f in frames), screen[-3000:]
+    total = int(frames[0].split("/")[1].split()[0])
+    assert total > 30  # models, seeds and data tests
+    assert any(f" {total}/{total} " in f for f in frames), screen[-3000:]
+    assert "skillwalker-data: imported test_run:" in screen
+    assert "skillwalker-data: built in " in screen
