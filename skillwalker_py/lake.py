@@ -240,11 +240,12 @@ def _open_lock(path: Path) -> int | None:
 def reading(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Iterator[None]:
     """Hold an embedded lake's maintenance off while reading it.
 
-    DuckLake's compaction (``merge_adjacent_files``, run at the end of each
-    build) rewrites the files that earlier snapshots read too, and a query of
-    an earlier snapshot that runs while it commits can read a table as empty
-    (measured: a view of the previous build read 0 rows instead of 4, once
-    in about five runs of three builds with two readers). Readers take a
+    A build's finishing step (DuckLake's compaction, which rewrites files
+    that earlier snapshots read too, then the finished commit) can make a
+    query of an earlier snapshot that runs meanwhile read a table as empty
+    (measured: a view of the previous build read 0 rows instead of 4 in 2 of
+    11 runs of three builds with two readers; which DuckLake step does it was
+    not pinned down, so the lock covers the whole step). Readers take a
     shared lock for the length of their queries, the build's maintenance an
     exclusive one (:func:`maintenance_window`): the query functions and the
     command line do; wrap your own SQL on :func:`connect` in it the same way.
