@@ -19,7 +19,7 @@
       {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'begin'})) ~ ")") -%}
       {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
-      {%- set info = {'build_id': sw_build_id()} -%}
+      {%- set info = {'build_id': invocation_id} -%}
       {%- call statement('sw_finish_build', auto_begin=false) -%}
         begin transaction;
         insert into {{ sw_lake_table('sw_builds') }} by name

@@ -22,7 +22,7 @@
 {%- set lake_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
     ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name in ('sw_builds', 'sw_import_log')").columns[0].values()[0] == 2 -%}
 create or replace table memory.main.sw_build_state as
-select {{ sw_sql_string(sw_build_id()) }} as build_id, now() as started_at,
+select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
        {{ sw_sql_string(fingerprint) }} as project_fingerprint,
        {%- if forced or not lake_ready %} true
        {%- else %} coalesce((

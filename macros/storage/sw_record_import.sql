@@ -15,11 +15,11 @@ where source_table = {{ sw_sql_string(table) }}
   {%- endif %};
 
 insert into {{ sw_lake_table('sw_rejected_lines') }} by name
-select source_table, file, line, test_run_id, reason, raw, {{ sw_sql_string(sw_build_id()) }} as build_id
+select source_table, file, line, test_run_id, reason, raw, {{ sw_sql_string(invocation_id) }} as build_id
 from memory.main._sw_rejects_{{ table }};
 
 insert into {{ sw_lake_table('sw_import_log') }} by name
-select {{ sw_sql_string(sw_build_id()) }} as build_id, {{ sw_sql_string(table) }} as source_table,
+select {{ sw_sql_string(invocation_id) }} as build_id, {{ sw_sql_string(table) }} as source_table,
        path as file, size, mtime_ns, make_timestamp(mtime_ns // 1000) as modified_at, key,
        run_from_path, kind, rows_staged, lines_rejected, runs,
        now() as imported_at, lines_read, lines_blank, lines_skipped, changed_during_read

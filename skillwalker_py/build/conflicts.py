@@ -16,9 +16,7 @@ nothing is half-written.
 dbt's own ``dbt retry`` then runs the failed and skipped nodes again from the
 saved ``run_results.json``; :func:`build` does that, up to ``attempts`` times,
 when every failure of the build was such a conflict (any other failure is
-left as it is). The retry carries on the build's id (``SKILLWALKER_BUILD_ID``),
-so ``skillwalker-data builds`` shows one build with everything both imported.
-Measured on two builds started together with a PostgreSQL 15
+left as it is). Measured on two builds started together with a PostgreSQL 15
 catalog, without this retry: at least one of the two failed on a view in 3 of
 4 trials (see the README).
 """
@@ -26,15 +24,11 @@ catalog, without this retry: at least one of the two failed on a view in 3 of
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["BUILD_ID_ENV", "CONFLICT_MARKERS", "build", "lost_commit_races"]
-
-BUILD_ID_ENV = "SKILLWALKER_BUILD_ID"
-"""Set for a ``dbt retry`` to the id of the build it completes (``macros/sql/sw_build_id.sql``)."""
+__all__ = ["CONFLICT_MARKERS", "build", "lost_commit_races"]
 
 CONFLICT_MARKERS = ("Transaction conflict", "Failed to commit DuckLake transaction")
 """Text of the errors DuckLake raises for a commit that conflicts with another one."""
@@ -81,15 +75,12 @@ def build(
     the exit status of the last invocation is returned.
     """
     code = run(build_args)
-    build_id = _invocation_id(target_dir / "run_results.json") if code else None
     for _ in range(attempts):
         if code == 0:
             break
         races = lost_commit_races(target_dir / "run_results.json")
         if not races:
             break
-        if build_id:  # the retry completes this build: one row in `builds` (sw_build_id.sql)
-            os.environ[BUILD_ID_ENV] = build_id
         print(
             f"skillwalker-data: {len(races)} model(s) lost a commit race with another build "
             f"on the lake ({', '.join(r.split('.')[-1] for r in races)}); dbt retry",
@@ -97,13 +88,4 @@ def build(
             flush=True,
         )
         code = run(retry_args)
-    os.environ.pop(BUILD_ID_ENV, None)
     return code
-
-
-def _invocation_id(run_results: Path) -> str | None:
-    try:
-        value = json.loads(run_results.read_text(encoding="utf-8"))["metadata"]["invocation_id"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return value if isinstance(value, str) and value else None

@@ -251,18 +251,3 @@ def test_a_build_on_a_terminal_draws_a_progress_bar(project: DbtProject) -> None
     assert any(f" {total}/{total} " in f for f in frames), screen[-3000:]
     assert "skillwalker-data: imported test_run:" in screen
     assert "skillwalker-data: built in " in screen
-
-
-def test_a_build_given_a_build_id_records_everything_under_it(project: DbtProject) -> None:
-    """What the `dbt retry` after a lost commit race gets (skillwalker_py.build.conflicts):
-    its imports, its row in `builds` and its finished snapshot carry the id it is given."""
-    summary = generate_sample(project.output_dir, runs=1)
-    project.extra_env["SKILLWALKER_BUILD_ID"] = "first-attempt-id"
-    project.build()
-    finished = lake.builds(project.lake_dir)
-    runs = {*summary.run_ids, *summary.scil_run_ids, *summary.acil_run_ids}
-    assert [(b["build_id"], b["runs_imported"]) for b in finished] == [
-        ("first-attempt-id", len(runs))]
-    assert finished[0]["snapshot_id"] is not None  # the finished commit names it too
-    logged = project.query("select distinct build_id from sw_import_log")
-    assert logged == [("first-attempt-id",)]

@@ -265,12 +265,6 @@ def test_two_builds_at_once_land_every_run_exactly_once(team: Team) -> None:
     assert loops == {r for m in team.members
                      for r in (*m.sample.scil_run_ids, *m.sample.acil_run_ids)}  # fmt: skip
     print(f"\nconcurrent builds retried (dbt retry) {team.retries} time(s)")
-    # each concurrent build, retried or not, is one build that counts all it imported
-    for member, out in zip(team.members[1:], team.outputs[1:], strict=True):
-        runs = member.runs | set(member.sample.scil_run_ids) | set(member.sample.acil_run_ids)
-        assert f": {len(runs)} runs imported from " in out, out[-3000:]
-    finished = lake.builds(team.config)
-    assert len(finished) == 3 and len({b["build_id"] for b in finished}) == 3, finished
 
 
 def test_readers_never_saw_an_error_or_half_a_build(team: Team) -> None:
