@@ -46,10 +46,9 @@ test_expectations as (
     from {{ ref('test_results') }} as res
     inner join {{ ref('expectation_types') }} as t
         on t.expect_type = res.expect_type and t.is_trigger
-    left join {{ ref('int_test_executions') }} as e
+    inner join {{ ref('int_counted_executions') }} as e
         on e.test_run_id = res.test_run_id and e.test_case = res.test_case
-    where not coalesce(e.is_infrastructure_error, false)
-      and lower(trim(res.expect_value)) in ('true', 'false')
+    where lower(trim(res.expect_value)) in ('true', 'false')
       and res.passed is not null
 ),
 

@@ -17,5 +17,4 @@ select
     all_models_input_tokens,
     all_models_output_tokens,
     num_error_results
-from {{ ref('int_test_executions') }}
-where not is_infrastructure_error
+from {{ ref('int_counted_executions') }}

@@ -15,7 +15,6 @@ select
         []
     ) as criteria
 from {{ ref('test_results') }} as res
-left join {{ ref('test_run') }} as r
-    on r.test_run_id = res.test_run_id and r.test_case = res.test_case
+semi join {{ ref('int_counted_executions') }} as e
+    on e.test_run_id = res.test_run_id and e.test_case = res.test_case
 where res.expect_type = 'llm-judge'
-  and not coalesce(r.is_infrastructure_error, false)

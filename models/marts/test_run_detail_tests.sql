@@ -19,5 +19,4 @@ select
     is_error,
     subtype,
     result
-from {{ ref('int_test_executions') }}
-where not is_infrastructure_error
+from {{ ref('int_counted_executions') }}

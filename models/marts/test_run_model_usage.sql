@@ -2,10 +2,10 @@
 -- execution's modelUsage (its last result event's, cumulative for the
 -- session), infrastructure errors excluded. test_run's all_models_* columns
 -- are the sums of these rows (one macro reads both: sw_model_usage_rows).
+-- (the join with int_counted_executions keeps the executions that count)
 with executions as (
     select r.test_run_id, r.test_case, r.model_usage
     from {{ ref('test_run') }} as r
-    where not r.is_infrastructure_error
 )
 
 select
@@ -20,5 +20,5 @@ select
     u.cache_read_input_tokens,
     u.cost_usd
 from ({{ sw_model_usage_rows('executions') }}) as u
-inner join {{ ref('int_test_executions') }} as e
+inner join {{ ref('int_counted_executions') }} as e
     on e.test_run_id = u.test_run_id and e.test_case = u.test_case

@@ -17,7 +17,7 @@ select
     count(*) filter (where c.is_async) as async_calls,
     min(c.call_index) as first_call_index
 from {{ ref('tool_calls') }} as c
-inner join {{ ref('int_test_executions') }} as e
+inner join {{ ref('int_counted_executions') }} as e
     on e.test_run_id = c.test_run_id and e.test_case = c.test_case
-where c.has_tool_use and c.tool_name is not null and not e.is_infrastructure_error
+where c.has_tool_use and c.tool_name is not null
 group by c.test_run_id, c.test_case, e.eval, e.test_name, c.tool_name

@@ -179,3 +179,23 @@ def test_sql_and_python_agree_on_every_run_id() -> None:
     assert [i for i in RUN_IDS if sql[i]] == RUN_IDS[:4]
     started = str(macros.sw_run_started_at("'20240229T235959'"))
     assert con.execute(f"select {started}::VARCHAR").fetchall() == [("2024-02-29 23:59:59",)]
+
+
+KEY_TESTS = {"primary_key", "unique_combination"}
+
+
+def _model_tests() -> dict[str, set[str]]:
+    """The generic data tests declared on each model (by model name)."""
+    tests: dict[str, set[str]] = {}
+    for path in (SOURCES.parents[1]).glob("*/*.yml"):
+        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models") or []:
+            tests[model["name"]] = {t if isinstance(t, str) else next(iter(t))
+                                    for t in model.get("data_tests") or []}
+    return tests
+
+
+def test_every_model_has_a_data_test_of_its_key() -> None:
+    models = {p.stem for p in SOURCES.parents[1].glob("*/*.sql")}
+    tests = _model_tests()
+    assert len(models) >= 35  # storage, intermediate and marts, not an empty glob
+    assert {m for m in models if not tests.get(m, set()) & KEY_TESTS} == set()
