@@ -1,12 +1,14 @@
 {% macro sw_on_run_start() -%}
   {#-
     For commands that write (build, run, seed): check var replace_run_ids,
+    undo what builds that never finished committed (sw_close_unfinished_builds),
     create the lake's bookkeeping tables, remove the runs of var forget_run_ids (the build lock was taken before dbt
     connected: skillwalker_py.build.plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
     {%- do sw_call('sw_check_replace_run_ids', {'replace_run_ids': sw_replace_run_ids()}) -%}
+    {%- do sw_close_unfinished_builds() -%}
     {%- do run_query(sw_create_lake_tables()) -%}
     {%- do sw_set_lake_options() -%}
     {%- do sw_forget_runs() -%}

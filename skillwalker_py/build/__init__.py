@@ -9,5 +9,6 @@ itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
   counts, the build lock (pure functions behind the ``sw_*`` functions);
 - :mod:`.state`: what the command asks of the lake before running dbt (skip an
   up-to-date build, the runs a rebuild or forget would touch);
-- :mod:`.conflicts`: ``dbt retry`` after a lost commit race on a shared lake.
+- :mod:`.conflicts`: the build again after a lost commit race on a shared lake;
+- :mod:`.team_lock`: the build lock of a team's lake (a PostgreSQL advisory lock).
 """

@@ -1,4 +1,4 @@
-"""Builds that lose a commit race with another build on a shared lake, and dbt's retry.
+"""Builds that lose a commit race with another writer of a shared lake: build again.
 
 With a PostgreSQL catalog several builds write one lake at once. DuckLake
 settles most races itself: a transaction whose commit lost checks the changes
@@ -13,12 +13,16 @@ seed, or one deleting rows of a table the other inserts into (a re-evaluated
 run). The losing model fails; its transaction is rolled back whole, so
 nothing is half-written.
 
-dbt's own ``dbt retry`` then runs the failed and skipped nodes again from the
-saved ``run_results.json``; :func:`build` does that, up to ``attempts`` times,
+:func:`build` then runs the whole build again, up to ``attempts`` times,
 when every failure of the build was such a conflict (any other failure is
-left as it is). Measured on two builds started together with a PostgreSQL 15
-catalog, without this retry: at least one of the two failed on a view in 3 of
-4 trials (see the README).
+left as it is). Not ``dbt retry``: a build starts by undoing what an
+unfinished build committed (``macros/hooks/sw_close_unfinished_builds.sql``),
+so the nodes that succeeded the first time must run again too. Builds of one
+lake by this project take turns on its build lock
+(:mod:`skillwalker_py.build.team_lock`), so such a race needs another writer
+of the lake; measured on two builds started together with a PostgreSQL 15
+catalog before that lock, without this: at least one of the two failed on a
+view in 3 of 4 trials (see the README).
 """
 
 from __future__ import annotations
@@ -63,13 +67,12 @@ def _is_race(message: str) -> bool:
 def build(
     run: Callable[[Sequence[str]], int],
     build_args: Sequence[str],
-    retry_args: Sequence[str],
     *,
     target_dir: Path,
     attempts: int,
 ) -> int:
-    """``run(build_args)`` (a ``dbt build``); after a build that failed only on commit
-    races, ``run(retry_args)`` (a ``dbt retry``), at most ``attempts`` times.
+    """``run(build_args)`` (a ``dbt build``), again after a build that failed only on
+    commit races, at most ``attempts`` more times.
 
     ``run`` invokes dbt with the given arguments and returns its exit status;
     the exit status of the last invocation is returned.
@@ -82,10 +85,10 @@ def build(
         if not races:
             break
         print(
-            f"skillwalker-data: {len(races)} model(s) lost a commit race with another build "
-            f"on the lake ({', '.join(r.split('.')[-1] for r in races)}); dbt retry",
+            f"skillwalker-data: {len(races)} model(s) lost a commit race with another writer "
+            f"of the lake ({', '.join(r.split('.')[-1] for r in races)}); building again",
             file=sys.stderr,
             flush=True,
         )
-        code = run(retry_args)
+        code = run(build_args)
     return code

@@ -5,7 +5,7 @@ Enabled in ``profiles.yml``::
     plugins:
       - module: skillwalker_py.build.plugin
 
-A command that writes takes the embedded lake's build lock before dbt
+A command that writes takes the lake's build lock before dbt
 connects (:meth:`Plugin.update_connection_config`). On the connection dbt
 opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
@@ -19,6 +19,8 @@ registers scalar functions that take and return JSON text:
 - ``sw_scan_lines``: count each file's lines before it is read (the reconciliation),
   and find the files to read line by line from the start;
 - ``sw_stat_files``: each file's size and time after the read;
+- ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
+  that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
 - ``sw_project_fingerprint``: a hash of the project's files (data-test scope);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,9 +40,13 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest
+from skillwalker_py.build import ingest, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
+LOCK_TIMEOUT = 30.0
+"""Seconds a build waits for another build of an embedded lake, by default."""
+TEAM_LOCK_TIMEOUT = 1800.0
+"""Seconds a build waits for another build of a team's lake (PostgreSQL catalog), by default."""
 LAKE_SECRET = "skillwalker_lake"
 LAKE_PATH = f"ducklake:{LAKE_SECRET}"
 """The profile attaches this: a DuckLake secret made from the environment (:func:`build_lake`)."""
@@ -57,6 +64,12 @@ def build_lake() -> lake.LakeConfig:
     return lake.LakeConfig.resolve(base=base)
 
 
+def _is_dbt_retry(argv: list[str]) -> bool:
+    """Whether this process is ``dbt retry`` (its first argument that is not an option)."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    return bool(words) and words[0] == "retry" and Path(argv[0]).name.startswith("dbt")
+
+
 def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
     def udf(arg: str) -> str:
         return json.dumps(fn(json.loads(arg)))
@@ -68,7 +81,8 @@ class Plugin(BasePlugin):
     """Loads the lake's extensions and registers the ``sw_*`` functions."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        self.lock_timeout = float(plugin_config.get("lock_timeout_seconds", 30))
+        given = str(plugin_config.get("lock_timeout_seconds") or "").strip()
+        self.lock_timeout: float | None = float(given) if given else None
         self.lock_file: Path | None = None
         self.lake: lake.LakeConfig | None = None
         self._end_maintenance: Callable[[], None] | None = None
@@ -84,29 +98,39 @@ class Plugin(BasePlugin):
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
-        snapshot) takes the embedded lake's build lock, held until the process exits.
-        With a PostgreSQL catalog there is no lock (builds from several machines run at
-        once, see skillwalker_py.build.conflicts); the lake is created if it does not exist yet.
+        snapshot) takes the lake's build lock, held until the process exits: ``flock``
+        on an embedded lake's ``.build.lock``, a PostgreSQL advisory lock in a team
+        lake's catalog database (:mod:`skillwalker_py.build.team_lock`; builds from
+        several machines take turns). The lake is created if it does not exist yet.
 
         Taking it this early matters: dbt reads the lake's relations right after
         connecting, and a second build that waited for the lock must see the tables
         the first one created. The wait is var ``lock_timeout_seconds``, else
-        ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), then a message naming the holder.
+        ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), else 30 s (a team lake: 1800 s,
+        where waiting for another machine's build is the normal case), then a
+        message naming the holder.
         """
         from dbt.flags import get_flags
 
         flags = get_flags()  # type: ignore[no-untyped-call]
         if self.lake is None or getattr(flags, "WHICH", None) not in _WRITERS:
             return
-        if self.lock_file is None:  # a catalog server: builds run at once, no lock
-            self.lake.prepare()  # creates the lake when it does not exist yet
-            return
         dbt_vars = getattr(flags, "VARS", None) or {}
         given = dbt_vars.get("lock_timeout_seconds") if isinstance(dbt_vars, dict) else None
-        timeout = self.lock_timeout if given is None else float(given)
-        ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
-        assert self.lake is not None
-        self.lake.prepare()  # folder and WAL mode, under the lock, before DuckLake attaches it
+        if given is not None:
+            timeout = float(given)
+        elif self.lock_timeout is not None:
+            timeout = self.lock_timeout
+        else:
+            timeout = TEAM_LOCK_TIMEOUT if self.lock_file is None else LOCK_TIMEOUT
+        if self.lock_file is None:  # a catalog server: an advisory lock in its database
+            team_lock.acquire_catalog_lock(self.lake.catalog, timeout=timeout,
+                                           what=team_lock.describe(self.lake.catalog))
+        else:
+            ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
+        # under the lock, before DuckLake attaches it: the lake is created when it does not
+        # exist yet (an embedded one: its folder and the SQLite catalog's WAL mode)
+        self.lake.prepare()
 
     def _maintenance_window(self, args: dict[str, Any]) -> str:
         if self._end_maintenance is not None:
@@ -131,6 +155,7 @@ class Plugin(BasePlugin):
             "sw_sanitize": _json_udf(ingest.sanitize),
             "sw_scan_lines": _json_udf(ingest.scan_lines),
             "sw_stat_files": _json_udf(ingest.stat_files),
+            "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
             "sw_check_replace_run_ids": _json_udf(
                 lambda args: ingest.check_replace_run_ids(
                     args["replace_run_ids"], args.get("var", "replace_run_ids")

@@ -136,7 +136,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     shared = progress.lake.sqlite_file is None
     if shared and "DBT_TARGET_PATH" not in os.environ:
         # a shared lake: builds from one checkout may run at once, and each needs
-        # its own run_results.json for `dbt retry` (skillwalker_py.build.conflicts)
+        # its own run_results.json (skillwalker_py.build.conflicts reads it)
         os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
         atexit.register(shutil.rmtree, os.environ["DBT_TARGET_PATH"], True)
     target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
@@ -150,7 +150,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         conflicts.build(
-            invoke, argv + extra, ["retry", *argv[1:]],
+            invoke, argv + extra,
             target_dir=target if target.is_absolute() else proj / target,
             attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
         )  # fmt: skip

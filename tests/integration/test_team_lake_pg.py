@@ -37,6 +37,7 @@ from skillwalker_py.sample import SampleSummary, generate_sample
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 EXECUTIONS_PER_RUN = 4  # evals=2 x tests_per_eval=2
 MODEL_COMMITTED = "OK created sql incremental model main.test_config"
+WAITING = "waiting for another build of the team lake"
 
 
 def _pg_bin() -> Path | None:
@@ -264,7 +265,10 @@ def test_two_builds_at_once_land_every_run_exactly_once(team: Team) -> None:
     assert doubled == []
     assert loops == {r for m in team.members
                      for r in (*m.sample.scil_run_ids, *m.sample.acil_run_ids)}  # fmt: skip
-    print(f"\nconcurrent builds retried (dbt retry) {team.retries} time(s)")
+    # builds of a team lake take turns (the advisory lock): the two started together
+    # never raced, and one of them said it waited for the other
+    assert team.retries == 0, [o[-3000:] for o in team.outputs]
+    assert sum(WAITING in out for out in team.outputs[1:]) == 1, [o[-3000:] for o in team.outputs]
 
 
 def test_readers_never_saw_an_error_or_half_a_build(team: Team) -> None:
@@ -302,3 +306,136 @@ def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
             con.execute("create table writer.main.not_allowed (x INTEGER)")
     finally:
         con.close()
+
+
+@dataclass
+class Frozen:
+    waited: bool
+    head_config: frozenset[str]
+    read_config: frozenset[str]
+    read_runs: frozenset[str]
+    codes: list[int]
+    outputs: list[str]
+    final: frozenset[str]
+    frozen_runs: frozenset[str]
+    earlier: frozenset[str]
+    everyone: frozenset[str]
+
+
+@pytest.fixture(scope="module")
+def frozen(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Frozen:
+    """Eve builds one run; Dee's build is frozen (SIGSTOP) right after it committed
+    test_config; Eve builds her second run meanwhile, then Dee's build goes on."""
+    postgres.psql("create database frozen_lake")
+    shared = tmp_path_factory.mktemp("frozen-shared") / "lake-data"
+    config = lake.LakeConfig(postgres.catalog("frozen_lake"), f"{shared}/")
+    env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
+           "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
+    members = []
+    for name, start in (("dee", "20260601T090000"), ("eve", "20260701T090000")):
+        project = Project(tmp_path_factory.mktemp(name), extra_env=env)
+        sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
+                                 payload_kb=1, start=start)  # fmt: skip
+        members.append(Member(project, sample))
+    dee, eve = members
+    later = eve.sample.run_ids[1]
+    runs_dir = eve.project.output_dir / "runs"
+    (runs_dir / later).rename(eve.project.root / later)  # not written yet
+    eve.project.run_build(cli=True)
+    first = dee.build()
+    with cleaned_up(first):
+        assert first.wait_for(MODEL_COMMITTED, timeout=600), first.output()[-3000:]
+        first.freeze()
+        try:
+            (eve.project.root / later).rename(runs_dir / later)
+            second = eve.build()
+            with cleaned_up(second):
+                waited = second.wait_for(WAITING, timeout=300)
+                time.sleep(2.0)  # it goes on waiting: nothing of it lands meanwhile
+                head = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
+                read_config = _runs(lake.connect(config), "test_config")
+                read_runs = _runs(lake.connect(config))
+        finally:
+            first.thaw()
+        with cleaned_up(second):
+            codes = [first.wait(timeout=600), second.wait(timeout=600)]
+    return Frozen(waited, head, read_config, read_runs, codes,
+                  [first.output(), second.output()], _runs(lake.connect(config)),
+                  frozenset(dee.runs), frozenset({eve.sample.run_ids[0]}),
+                  frozenset(dee.runs | eve.runs))
+
+
+def test_a_build_waits_for_another_machines_build_and_readers_see_none_of_it(
+    frozen: Frozen,
+) -> None:
+    assert frozen.waited, frozen.outputs[1][-3000:]
+    # the frozen build had committed test_config with its runs, the waiting one nothing ...
+    assert frozen.head_config == frozen.frozen_runs | frozen.earlier
+    # ... and readers read the last finished build: none of the frozen build's rows
+    assert frozen.read_config == frozen.earlier
+    assert frozen.read_runs == frozen.earlier
+    assert frozen.codes == [0, 0], [o[-3000:] for o in frozen.outputs]
+    assert frozen.final == frozen.everyone
+
+
+@dataclass
+class KilledElsewhere:
+    undone: bool
+    read_config: frozenset[str]
+    read_runs: frozenset[str]
+    head_config: frozenset[str]
+    per_run: dict[str, int]
+    killed: frozenset[str]
+    other: frozenset[str]
+
+
+@pytest.fixture(scope="module")
+def killed_elsewhere(
+    postgres: Postgres, tmp_path_factory: pytest.TempPathFactory
+) -> KilledElsewhere:
+    """Fay's build is killed after it committed test_config; Gus builds his own output
+    folder (another machine) to its end; then Fay builds again."""
+    postgres.psql("create database killed_lake")
+    shared = tmp_path_factory.mktemp("killed-shared") / "lake-data"
+    config = lake.LakeConfig(postgres.catalog("killed_lake"), f"{shared}/")
+    env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
+           "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
+    members = []
+    for name, start in (("fay", "20260801T090000"), ("gus", "20260901T090000")):
+        project = Project(tmp_path_factory.mktemp(name), extra_env=env)
+        sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
+                                 payload_kb=1, start=start)  # fmt: skip
+        members.append(Member(project, sample))
+    fay, gus = members
+    killed = fay.build()
+    with cleaned_up(killed):
+        assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]
+        assert killed.kill()
+    _, out = gus.project.run_build(cli=True)
+    read_config = _runs(lake.connect(config), "test_config")
+    read_runs = _runs(lake.connect(config))
+    head = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
+    fay.project.run_build(cli=True)
+    con = lake.connect(config)
+    assert con is not None
+    try:
+        per_run = dict(con.execute("select test_run_id, count(*) from test_run group by all")
+                       .fetchall())  # fmt: skip
+    finally:
+        con.close()
+    return KilledElsewhere("undoing what an unfinished build committed" in out, read_config,
+                           read_runs, head, per_run, frozenset(fay.runs), frozenset(gus.runs))
+
+
+def test_a_build_killed_on_one_machine_shows_nothing_in_anothers_build(
+    killed_elsewhere: KilledElsewhere,
+) -> None:
+    k = killed_elsewhere
+    # Gus's build began by undoing what the killed build had committed ...
+    assert k.undone
+    # ... so its finished build holds his runs only: none of Fay's in test_config either
+    assert k.read_config == k.other
+    assert k.read_runs == k.other
+    assert k.head_config == k.other
+    # Fay's next build imports her runs whole, each once
+    assert k.per_run == dict.fromkeys(k.killed | k.other, EXECUTIONS_PER_RUN)

@@ -1,0 +1,73 @@
+{% macro sw_close_unfinished_builds() -%}
+  {#-
+    At the start of a build, under the build lock: undo what builds that never
+    finished (killed, or failed) committed after the last finished build's
+    snapshot, so that no finished build ever carries part of another one.
+    DuckLake commits each model on its own; before this, the rows a killed
+    build had committed became visible with the next finished build, which on
+    a team's lake may be another machine's that never reads the killed build's
+    output folder.
+
+    Each table of the lake goes back to its rows as of the last finished build
+    (DuckLake keeps a row's rowid across compaction): rows added since are
+    deleted, rows deleted since are inserted again; a table created since is
+    emptied. The import log and the rejected lines go back with the rows, so
+    the next build of the killed build's output folder reads its files again.
+    Views are not touched (every build replaces them); columns added since stay.
+    One commit, seen by readers with this build's last commit. Nothing to do,
+    and one catalog query, when the last snapshot is the last finished build's.
+
+    `dbt retry` runs only the failed nodes: after this it would finish a build
+    without the nodes whose rows were undone, so it is refused (the plugin
+    tells it apart); run the build again instead.
+  -#}
+  {%- set alias = target.database -%}
+  {%- set state = run_query(
+      "select (select max(snapshot_id) from ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")"
+      ~ " where commit_message = " ~ sw_sql_string(sw_finished_message()) ~ ") as finished,"
+      ~ " (select max(snapshot_id) from ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")) as latest") -%}
+  {%- set finished = state.columns[0].values()[0] -%}
+  {%- set latest = state.columns[1].values()[0] -%}
+  {%- if latest is not none and (finished is none or latest > finished) -%}
+    {#- per table of the lake now: "same" (the table of the finished build: undo row by
+        row), "replaced" (dropped and created again since: its rows as of then), "new"
+        (created since: empty) -#}
+    {%- set meta = "__ducklake_metadata_" ~ alias -%}
+    {%- set at = finished if finished is not none else -1 -%}
+    {%- set plan = run_query(
+        "select t.table_name, case when t.begin_snapshot <= " ~ at ~ " then 'same'"
+        ~ " when exists (select 1 from " ~ meta ~ ".ducklake_table as o where o.table_name = t.table_name"
+        ~ " and o.schema_id = t.schema_id and o.begin_snapshot <= " ~ at
+        ~ " and (o.end_snapshot is null or o.end_snapshot > " ~ at ~ ")) then 'replaced' else 'new' end"
+        ~ " from " ~ meta ~ ".ducklake_table as t join " ~ meta ~ ".ducklake_schema as s using (schema_id)"
+        ~ " where t.end_snapshot is null and s.end_snapshot is null"
+        ~ " and s.schema_name = " ~ sw_sql_string(target.schema) ~ " order by 1") -%}
+    {%- if plan.rows | length > 0 and sw_call('sw_invocation', {})['retry'] -%}
+      {{ exceptions.raise_compiler_error(
+          "dbt retry cannot finish this build: the lake has commits of a build that did not finish "
+          ~ "(snapshots after " ~ (finished if finished is not none else "the lake's creation") ~ "), which a build "
+          ~ "starts by undoing. Run the build again (dbt build, or skillwalker-data build).") }}
+    {%- endif -%}
+    {%- if plan.rows | length > 0 -%}
+    {{ log("skillwalker: undoing what an unfinished build committed after snapshot "
+           ~ (finished if finished is not none else 0) ~ " (last snapshot " ~ latest ~ ")", info=true) }}
+    {%- call statement('sw_close_unfinished_builds', auto_begin=false) -%}
+      begin transaction;
+      {%- for row in plan.rows %}
+      {%- set t = sw_lake_table(row[0]) %}
+      {%- if row[1] == 'same' %}
+      delete from {{ t }} where rowid not in (select rowid from {{ t }} at (version => {{ finished }}));
+      insert into {{ t }} by name select * from {{ t }} at (version => {{ finished }})
+      where rowid not in (select rowid from {{ t }});
+      {%- else %}
+      delete from {{ t }};
+      {%- if row[1] == 'replaced' %}
+      insert into {{ t }} by name select * from {{ t }} at (version => {{ finished }});
+      {%- endif %}
+      {%- endif %}
+      {%- endfor %}
+      commit;
+    {%- endcall -%}
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}

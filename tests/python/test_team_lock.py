@@ -1,0 +1,24 @@
+"""The team lake's build lock: what it takes from the catalog string (the lock itself
+is tested against a real PostgreSQL server in tests/integration/test_team_lake_pg.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillwalker_py.build import team_lock
+
+
+def test_conninfo_is_the_catalog_without_its_prefix() -> None:
+    assert team_lock.conninfo("postgres:dbname=lake host=db user=b") == "dbname=lake host=db user=b"
+    assert team_lock.conninfo("postgresql:dbname=lake") == "dbname=lake"
+    with pytest.raises(ValueError, match="not a PostgreSQL catalog"):
+        team_lock.conninfo("sqlite:/tmp/catalog.sqlite")
+
+
+def test_messages_never_name_the_password() -> None:
+    text = team_lock.describe("postgres:dbname=lake host=db password=hunter2 user=b")
+    assert text == "the team lake dbname=lake host=db user=b"
+
+
+def test_the_lock_key_fits_a_bigint() -> None:
+    assert 0 < team_lock.LOCK_KEY < 2**63
