@@ -22,3 +22,19 @@ def test_messages_never_name_the_password() -> None:
 
 def test_the_lock_key_fits_a_bigint() -> None:
     assert 0 < team_lock.LOCK_KEY < 2**63
+
+
+@pytest.mark.parametrize(
+    ("argv", "retry"),
+    [
+        (["/venv/bin/dbt", "retry"], True),
+        (["/venv/bin/dbt", "--no-use-colors", "retry", "--project-dir", "."], True),
+        (["/venv/bin/dbt", "build", "--select", "retry"], False),
+        (["/venv/bin/skillwalker-data", "build"], False),
+        (["/venv/bin/dbt"], False),
+    ],
+)
+def test_a_dbt_retry_process_is_told_apart(argv: list[str], retry: bool) -> None:
+    from skillwalker_py.build.plugin import _is_dbt_retry
+
+    assert _is_dbt_retry(argv) is retry
