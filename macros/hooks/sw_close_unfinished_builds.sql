@@ -13,7 +13,8 @@
     deleted, rows deleted since are inserted again; a table created since is
     emptied. The import log and the rejected lines go back with the rows, so
     the next build of the killed build's output folder reads its files again.
-    Views are not touched (every build replaces them); columns added since stay.
+    Views are not touched (every build replaces them), nor are columns (one added
+    since stays, NULL in the rows put back; one dropped since is not put back).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
@@ -55,14 +56,23 @@
       begin transaction;
       {%- for row in plan.rows %}
       {%- set t = sw_lake_table(row[0]) %}
+      {%- if row[1] == 'new' %}
+      delete from {{ t }};
+      {%- else %}
+      {#- the columns the table has now and had then (a column added since stays NULL
+          in the rows put back; one dropped since is not put back) -#}
+      {%- set cols = run_query(
+          "select column_name from duckdb_columns() where database_name = " ~ sw_sql_string(alias)
+          ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name = " ~ sw_sql_string(row[0])
+          ~ " and column_name in (select column_name from (describe select * from " ~ t
+          ~ " at (version => " ~ finished ~ ")))").columns[0].values() | map('tojson') | join(', ') %}
       {%- if row[1] == 'same' %}
       delete from {{ t }} where rowid not in (select rowid from {{ t }} at (version => {{ finished }}));
-      insert into {{ t }} by name select * from {{ t }} at (version => {{ finished }})
+      insert into {{ t }} ({{ cols }}) select {{ cols }} from {{ t }} at (version => {{ finished }})
       where rowid not in (select rowid from {{ t }});
       {%- else %}
       delete from {{ t }};
-      {%- if row[1] == 'replaced' %}
-      insert into {{ t }} by name select * from {{ t }} at (version => {{ finished }});
+      insert into {{ t }} ({{ cols }}) select {{ cols }} from {{ t }} at (version => {{ finished }});
       {%- endif %}
       {%- endif %}
       {%- endfor %}

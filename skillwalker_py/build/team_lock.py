@@ -55,7 +55,15 @@ def acquire_catalog_lock(catalog: str, *, timeout: float, what: str) -> str:
         return "held"
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     name = f"skillwalker build pid {os.getpid()} on {socket.gethostname()}, started {stamp}"
-    conn = psycopg.connect(info, autocommit=True, application_name=name[:63])
+    try:
+        conn = psycopg.connect(info, autocommit=True, application_name=name[:63])
+    except psycopg.OperationalError as exc:
+        reason = " ".join(str(exc).split())
+        raise BuildLockError(
+            f"cannot take the build lock of {what}: connecting to its catalog database "
+            f"failed ({reason}). A build connects with libpq: the password comes from "
+            "PGPASSWORD or ~/.pgpass (PGPASSFILE), not from a DuckDB secret"
+        ) from None
     deadline = time.monotonic() + timeout
     said = False
     while True:

@@ -189,20 +189,31 @@ class Team:
     retries: int
 
 
-@pytest.fixture(scope="module")
-def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
-    postgres.psql("create database team_lake")
-    shared = tmp_path_factory.mktemp("shared") / "lake-data"  # a network file system in a team
-    config = lake.LakeConfig(postgres.catalog("team_lake"), f"{shared}/")
+def _new_lake(
+    postgres: Postgres, tmp_path_factory: pytest.TempPathFactory, dbname: str,
+    starts: dict[str, str],
+) -> tuple[lake.LakeConfig, list[Member]]:
+    """A new team lake (catalog database ``dbname``, one shared data folder, as a network
+    file system would be) and one member per name: an output folder with a sample of two
+    runs starting at its date, the lake named by the environment."""
+    postgres.psql(f"create database {dbname}")
+    shared = tmp_path_factory.mktemp(f"{dbname}-shared") / "lake-data"
+    config = lake.LakeConfig(postgres.catalog(dbname), f"{shared}/")
     env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
            "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
     members = []
-    for name, start in (("ada", "20260301T090000"), ("bob", "20260401T090000"),
-                        ("cy", "20260501T090000")):  # fmt: skip
+    for name, start in starts.items():
         project = Project(tmp_path_factory.mktemp(name), extra_env=env)
         sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
                                  payload_kb=1, start=start)  # fmt: skip
         members.append(Member(project, sample))
+    return config, members
+
+
+@pytest.fixture(scope="module")
+def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
+    config, members = _new_lake(postgres, tmp_path_factory, "team_lake", {
+        "ada": "20260301T090000", "bob": "20260401T090000", "cy": "20260501T090000"})
     expected: dict[str, int] = {}
     for m in members:
         expected.update(_expected_results(m.project.output_dir))
@@ -326,18 +337,8 @@ class Frozen:
 def frozen(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Frozen:
     """Eve builds one run; Dee's build is frozen (SIGSTOP) right after it committed
     test_config; Eve builds her second run meanwhile, then Dee's build goes on."""
-    postgres.psql("create database frozen_lake")
-    shared = tmp_path_factory.mktemp("frozen-shared") / "lake-data"
-    config = lake.LakeConfig(postgres.catalog("frozen_lake"), f"{shared}/")
-    env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
-           "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
-    members = []
-    for name, start in (("dee", "20260601T090000"), ("eve", "20260701T090000")):
-        project = Project(tmp_path_factory.mktemp(name), extra_env=env)
-        sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
-                                 payload_kb=1, start=start)  # fmt: skip
-        members.append(Member(project, sample))
-    dee, eve = members
+    config, (dee, eve) = _new_lake(postgres, tmp_path_factory, "frozen_lake",
+                                   {"dee": "20260601T090000", "eve": "20260701T090000"})
     later = eve.sample.run_ids[1]
     runs_dir = eve.project.output_dir / "runs"
     (runs_dir / later).rename(eve.project.root / later)  # not written yet
@@ -395,18 +396,8 @@ def killed_elsewhere(
 ) -> KilledElsewhere:
     """Fay's build is killed after it committed test_config; Gus builds his own output
     folder (another machine) to its end; then Fay builds again."""
-    postgres.psql("create database killed_lake")
-    shared = tmp_path_factory.mktemp("killed-shared") / "lake-data"
-    config = lake.LakeConfig(postgres.catalog("killed_lake"), f"{shared}/")
-    env = {"SKILLWALKER_LAKE_CATALOG": config.catalog,
-           "SKILLWALKER_LAKE_DATA_PATH": config.data_path}  # fmt: skip
-    members = []
-    for name, start in (("fay", "20260801T090000"), ("gus", "20260901T090000")):
-        project = Project(tmp_path_factory.mktemp(name), extra_env=env)
-        sample = generate_sample(project.output_dir, runs=2, evals=2, tests_per_eval=2,
-                                 payload_kb=1, start=start)  # fmt: skip
-        members.append(Member(project, sample))
-    fay, gus = members
+    config, (fay, gus) = _new_lake(postgres, tmp_path_factory, "killed_lake",
+                                   {"fay": "20260801T090000", "gus": "20260901T090000"})
     killed = fay.build()
     with cleaned_up(killed):
         assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]

@@ -38,3 +38,13 @@ def test_a_dbt_retry_process_is_told_apart(argv: list[str], retry: bool) -> None
     from skillwalker_py.build.plugin import _is_dbt_retry
 
     assert _is_dbt_retry(argv) is retry
+
+
+def test_an_unreachable_catalog_database_is_a_clear_build_lock_error() -> None:
+    from skillwalker_py.build.ingest import BuildLockError
+
+    # port 9 (discard) on loopback: nothing listens, the connection is refused at once
+    message = r"cannot take the build lock of the team lake x: .* PGPASSWORD"
+    with pytest.raises(BuildLockError, match=message):
+        team_lock.acquire_catalog_lock("postgres:dbname=lake host=127.0.0.1 port=9 user=b "
+                                       "connect_timeout=5", timeout=1, what="the team lake x")
