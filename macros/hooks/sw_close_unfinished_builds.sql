@@ -24,8 +24,7 @@
   -#}
   {%- set alias = target.database -%}
   {%- set state = run_query(
-      "select (select max(snapshot_id) from ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")"
-      ~ " where commit_message = " ~ sw_sql_string(sw_finished_message()) ~ ") as finished,"
+      "select (select max(snapshot_id) from " ~ sw_finished_snapshots() ~ ") as finished,"
       ~ " (select max(snapshot_id) from ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")) as latest") -%}
   {%- set finished = state.columns[0].values()[0] -%}
   {%- set latest = state.columns[1].values()[0] -%}
@@ -43,13 +42,13 @@
         ~ " from " ~ meta ~ ".ducklake_table as t join " ~ meta ~ ".ducklake_schema as s using (schema_id)"
         ~ " where t.end_snapshot is null and s.end_snapshot is null"
         ~ " and s.schema_name = " ~ sw_sql_string(target.schema) ~ " order by 1") -%}
-    {%- if plan.rows | length > 0 and sw_call('sw_invocation', {})['retry'] -%}
+    {%- if plan.rows | length > 0 -%}
+    {%- if sw_call('sw_invocation', {})['retry'] -%}
       {{ exceptions.raise_compiler_error(
           "dbt retry cannot finish this build: the lake has commits of a build that did not finish "
           ~ "(snapshots after " ~ (finished if finished is not none else "the lake's creation") ~ "), which a build "
           ~ "starts by undoing. Run the build again (dbt build, or skillwalker-data build).") }}
     {%- endif -%}
-    {%- if plan.rows | length > 0 -%}
     {{ log("skillwalker: undoing what an unfinished build committed after snapshot "
            ~ (finished if finished is not none else 0) ~ " (last snapshot " ~ latest ~ ")", info=true) }}
     {%- call statement('sw_close_unfinished_builds', auto_begin=false) -%}

@@ -13,8 +13,7 @@
   {%- set hours = var('file_deletion_delay_hours', 1) | int -%}
   {%- set cutoff = run_query(
       "select strftime(least(now() - interval " ~ days ~ " day, coalesce(max(snapshot_time), now())) at time zone 'UTC', '%Y-%m-%d %H:%M:%S.%f')"
-      ~ " from ducklake_snapshots(" ~ sw_sql_string(lake) ~ ") where commit_message = "
-      ~ sw_sql_string(sw_finished_message())).columns[0].values()[0] -%}
+      ~ " from " ~ sw_finished_snapshots()).columns[0].values()[0] -%}
   {%- call statement('sw_lake_maintenance', auto_begin=false) -%}
     call ducklake_merge_adjacent_files({{ sw_sql_string(lake) }});
     call ducklake_rewrite_data_files({{ sw_sql_string(lake) }});

@@ -585,6 +585,16 @@ def project_fingerprint(project_dir: str | os.PathLike[str]) -> str:
 _LOCKS: dict[str, int] = {}
 
 
+def lock_wait_error(what: str, holder: str, timeout: float, *, longer: int) -> BuildLockError:
+    """The error of a build that waited ``timeout`` seconds for another build's lock
+    (the flock here, a team lake's advisory lock in :mod:`.team_lock`)."""
+    return BuildLockError(
+        f"another skillwalker build is running on {what} ({holder}); "
+        f"waited {timeout:g} s. Run again when it has finished, or wait longer "
+        f"(SKILLWALKER_LOCK_TIMEOUT={longer})"
+    )
+
+
 def acquire_lock(path: str | os.PathLike[str], *, timeout: float, what: str) -> str:
     """Hold an exclusive ``flock`` on ``path`` until this process exits.
 
@@ -607,11 +617,7 @@ def acquire_lock(path: str | os.PathLike[str], *, timeout: float, what: str) -> 
             if time.monotonic() >= deadline:
                 holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
                 os.close(fd)
-                raise BuildLockError(
-                    f"another skillwalker build is running on {what} ({holder}); "
-                    f"waited {timeout:g} s. Run again when it has finished, or wait longer "
-                    "(SKILLWALKER_LOCK_TIMEOUT=600)"
-                ) from None
+                raise lock_wait_error(what, holder, timeout, longer=600) from None
             time.sleep(0.2)
     os.ftruncate(fd, 0)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

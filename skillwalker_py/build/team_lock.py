@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any
 
-from skillwalker_py.build.ingest import BuildLockError
+from skillwalker_py.build.ingest import BuildLockError, lock_wait_error
 
 LOCK_KEY = 0x5357_4255_494C_44  # "SWBUILD": one build of a lake at a time per catalog database
 """The advisory lock's key (one lake per PostgreSQL database, as the README sets up)."""
@@ -70,17 +70,13 @@ def acquire_catalog_lock(catalog: str, *, timeout: float, what: str) -> str:
         row = conn.execute("select pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
         if row and row[0]:
             break
-        holder = _holder(conn)
         if time.monotonic() >= deadline:
+            holder = _holder(conn)
             conn.close()
-            raise BuildLockError(
-                f"another skillwalker build is running on {what} ({holder}); "
-                f"waited {timeout:g} s. Run again when it has finished, or wait longer "
-                "(SKILLWALKER_LOCK_TIMEOUT=1800)"
-            )
+            raise lock_wait_error(what, holder, timeout, longer=3600)
         if not said:
-            print(f"skillwalker: waiting for another build of {what} to finish ({holder})",
-                  file=sys.stderr, flush=True)
+            print(f"skillwalker: waiting for another build of {what} to finish "
+                  f"({_holder(conn)})", file=sys.stderr, flush=True)
             said = True
         time.sleep(0.5)
     _HELD[info] = conn
