@@ -6,7 +6,9 @@ removes it afterwards. Two ``skillwalker-data build`` processes, each with its
 own output folder (as two machines would have), write one lake (catalog in
 PostgreSQL, Parquet in one shared folder) at the same time while readers
 query it in a loop; before them, the first build on the new lake is killed
-with SIGKILL mid-way and run again.
+with SIGKILL mid-way and another machine builds its own folder to its end (it
+must undo the killed build's commits and show none of them); then the killed
+machine builds again, at once with a third one.
 
 Expected values, from the sample generator's rules (``skillwalker_py.sample``):
 ``runs=2, evals=2, tests_per_eval=2`` gives two test runs of 4 test
@@ -181,12 +183,22 @@ class Team:
     config: lake.LakeConfig
     members: list[Member]
     codes: list[int]
+    """Exit codes: the other machine's build after the kill, then the two built at once."""
     outputs: list[str]
     killed_while_running: bool
     after_kill: frozenset[str]
     head_after_kill: frozenset[str]
+    after_other: frozenset[str]
+    """Runs in test_run that readers saw after the other machine's build."""
+    config_after_other: frozenset[str]
+    head_after_other: frozenset[str]
     readers: list[Reader]
     retries: int
+
+    @property
+    def undone(self) -> bool:
+        """The other machine's build began by undoing what the killed build committed."""
+        return "undoing what an unfinished build committed" in self.outputs[0]
 
 
 def _new_lake(
@@ -212,8 +224,12 @@ def _new_lake(
 
 @pytest.fixture(scope="module")
 def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
+    """Ada's first build of the new lake is killed once it has committed a table; Bob
+    (another machine) builds his own folder to its end; then Ada and Cy build at once.
+    Readers read the lake in a loop throughout."""
     config, members = _new_lake(postgres, tmp_path_factory, "team_lake", {
         "ada": "20260301T090000", "bob": "20260401T090000", "cy": "20260501T090000"})
+    ada, bob, cy = members
     expected: dict[str, int] = {}
     for m in members:
         expected.update(_expected_results(m.project.output_dir))
@@ -222,16 +238,17 @@ def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
     for t in threads:
         t.start()
     try:
-        # the first build on the new lake is killed once it has committed one table ...
-        killed = members[0].build()
+        killed = ada.build()
         with cleaned_up(killed):
             assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]
             killed_while_running = killed.kill()
         after = _runs(lake.connect(config))
         head = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
-        # ... and run again; then two other machines build at once
-        code, out = members[0].project.run_build(cli=True, check=False)
-        builds = [m.build() for m in members[1:]]
+        code, out = bob.project.run_build(cli=True, check=False)
+        after_other = _runs(lake.connect(config))
+        config_after_other = _runs(lake.connect(config), "test_config")
+        head_after_other = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
+        builds = [ada.build(), cy.build()]
         with cleaned_up(*builds):
             codes = [code] + [b.wait(timeout=600) for b in builds]
         outputs = [out] + [b.output() for b in builds]
@@ -243,7 +260,7 @@ def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
             t.join(timeout=60)
     retries = sum(out.count("lost a commit race") for out in outputs)
     return Team(postgres, config, members, codes, outputs, killed_while_running, after, head,
-                readers, retries)
+                after_other, config_after_other, head_after_other, readers, retries)
 
 
 def _runs(con: duckdb.DuckDBPyConnection | None, table: str = "test_run") -> frozenset[str]:
@@ -297,8 +314,19 @@ def test_a_killed_build_leaves_nothing_half_done(team: Team) -> None:
     assert team.killed_while_running
     assert team.head_after_kill == ada.runs, "the build was killed before it committed a table"
     assert team.after_kill == set()  # readers kept the last finished build: none yet
-    # the next build imported what the killed one missed: every run once (see the first test)
+    # Ada's next build imported what the killed one missed: every run once (first test)
+    assert team.codes[1] == 0, team.outputs[1][-3000:]
+
+
+def test_a_build_killed_on_one_machine_shows_nothing_in_anothers_build(team: Team) -> None:
+    bob = team.members[1]
+    # Bob's build began by undoing what Ada's killed build had committed ...
     assert team.codes[0] == 0, team.outputs[0][-3000:]
+    assert team.undone, team.outputs[0][-3000:]
+    # ... so its finished build holds his runs only: none of Ada's in test_config either
+    assert team.config_after_other == bob.runs
+    assert team.after_other == bob.runs
+    assert team.head_after_other == bob.runs
 
 
 def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
@@ -377,56 +405,3 @@ def test_a_build_waits_for_another_machines_build_and_readers_see_none_of_it(
     assert frozen.read_runs == frozen.earlier
     assert frozen.codes == [0, 0], [o[-3000:] for o in frozen.outputs]
     assert frozen.final == frozen.everyone
-
-
-@dataclass
-class KilledElsewhere:
-    undone: bool
-    read_config: frozenset[str]
-    read_runs: frozenset[str]
-    head_config: frozenset[str]
-    per_run: dict[str, int]
-    killed: frozenset[str]
-    other: frozenset[str]
-
-
-@pytest.fixture(scope="module")
-def killed_elsewhere(
-    postgres: Postgres, tmp_path_factory: pytest.TempPathFactory
-) -> KilledElsewhere:
-    """Fay's build is killed after it committed test_config; Gus builds his own output
-    folder (another machine) to its end; then Fay builds again."""
-    config, (fay, gus) = _new_lake(postgres, tmp_path_factory, "killed_lake",
-                                   {"fay": "20260801T090000", "gus": "20260901T090000"})
-    killed = fay.build()
-    with cleaned_up(killed):
-        assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]
-        assert killed.kill()
-    _, out = gus.project.run_build(cli=True)
-    read_config = _runs(lake.connect(config), "test_config")
-    read_runs = _runs(lake.connect(config))
-    head = _runs(lake.open_instance(config, lake.ALIAS), "test_config")
-    fay.project.run_build(cli=True)
-    con = lake.connect(config)
-    assert con is not None
-    try:
-        per_run = dict(con.execute("select test_run_id, count(*) from test_run group by all")
-                       .fetchall())  # fmt: skip
-    finally:
-        con.close()
-    return KilledElsewhere("undoing what an unfinished build committed" in out, read_config,
-                           read_runs, head, per_run, frozenset(fay.runs), frozenset(gus.runs))
-
-
-def test_a_build_killed_on_one_machine_shows_nothing_in_anothers_build(
-    killed_elsewhere: KilledElsewhere,
-) -> None:
-    k = killed_elsewhere
-    # Gus's build began by undoing what the killed build had committed ...
-    assert k.undone
-    # ... so its finished build holds his runs only: none of Fay's in test_config either
-    assert k.read_config == k.other
-    assert k.read_runs == k.other
-    assert k.head_config == k.other
-    # Fay's next build imports her runs whole, each once
-    assert k.per_run == dict.fromkeys(k.killed | k.other, EXECUTIONS_PER_RUN)
