@@ -1,7 +1,21 @@
 """The incremental import (storage models): sequences of real `dbt build`s on hand-written input.
 
-Each class runs one explicit sequence of builds in a class-scoped fixture and
-records a :class:`Step` after each build; its tests then assert on the steps.
+Each fixture runs one explicit sequence of builds on one lake and records a
+:class:`Step` after each build; the tests then assert on the steps. A build
+costs ~15 s of CPU whatever its input, so scenarios share a lake and its
+builds where their inputs do not interact (module-scoped fixtures):
+
+- ``history``: the golden output, a re-evaluation, a second run, late lines,
+  a no-op build, replace_run_ids, then a rebuild and --full-refresh
+  (TestIncremental, TestReEvaluation, TestLakeIsTheSystemOfRecord);
+- ``legacy``: the seed's single-file layout, then a run directory;
+- ``layouts_and_duplicates``: one first build of both layouts (runs L1, L2)
+  and of the golden output with lines written twice (TestMixedLayoutFromScratch,
+  TestDuplicateLines: each scopes its whole-table checks to its own runs);
+- ``missing``: no output directory, then the golden output with broken summary
+  documents (TestMissingInput, TestBrokenSummaryDocuments);
+- ``rejected``: bad lines, then fixed.
+
 Expected values are worked out by hand from ``fixtures/`` (see
 ``fixtures/README.md``) and the lines each sequence adds.
 """
@@ -167,25 +181,141 @@ GOLDEN_SUMMARIES = [
 ]
 
 
-# =========================================================================== incremental
+# =========================================================================== one lake's history
+
+REEVAL_AT = "2026-03-02T10:00:00Z"
 
 
-@pytest.fixture(scope="class")
-def incremental(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Step]:
-    project = make_project(tmp_path_factory, "incremental")
+def reevaluated_results_of_run_a() -> list[dict[str, Any]]:
+    """Run A evaluated again: the same 9 expectations, a later evaluated_at; two outcomes change."""
+    skill = {"skill_file": "skills/greet/SKILL.md"}
+    agent = {"agent_file": "agents/explorer.md"}
+    t = REEVAL_AT
+    return [
+        result_line(RUN_A, "greet", "says hello", 0, "skill-call", True, True, ["greet"], t,
+                    **skill),
+        result_line(RUN_A, "greet", "says hello", 1, "result-contains", "hello", True,
+                    "hello Ada!", t),
+        result_line(RUN_A, "greet", "ignores weather", 0, "skill-call", False, True, [], t,
+                    **skill),
+        result_line(RUN_A, "greet", "crashes runner", 0, "skill-call", True, False, [], t,
+                    **skill),
+        # the judge now scores 0.6 < 0.7: fails
+        result_line(RUN_A, "greet", "is polite", 0, "llm-judge", "rubrics/polite.md", False,
+                    "Score 0.60 against threshold 0.70", t, rubric_file="rubrics/polite.md",
+                    model="haiku", threshold=0.7, score=0.6,
+                    criteria=[{"criterion": "greets warmly", "score": 0.6, "passed": False,
+                               "reasoning": "Curt."},
+                              {"criterion": "stays on topic", "score": 0.6, "passed": False,
+                               "reasoning": "Wanders."}]),
+        result_line(RUN_A, "greet", "is polite", 1, "result-does-not-contain", "go away", False,
+                    "Please go away, politely.", t),
+        result_line(RUN_A, "explore", "delegates search", 0, "agent-call", True, True,
+                    ["Explore"], t, **agent),
+        result_line(RUN_A, "explore", "delegates search", 1, "llm-judge", "rubrics/thorough.md",
+                    True, "Score 0.60 against threshold 0.50", t,
+                    rubric_file="rubrics/thorough.md", model="opus", threshold=0.5, score=0.6,
+                    criteria=[{"criterion": "cites files", "score": 0.6, "passed": True,
+                               "reasoning": "Names src/search.py."}]),
+        # a fixed evaluator: the agent was not called after all
+        result_line(RUN_A, "explore", "answers directly", 0, "agent-call", False, True, [], t,
+                    **agent),
+    ]  # fmt: skip
+
+
+# Run A once re-evaluated (reevaluated_results_of_run_a): "answers directly" now passes.
+REEVALUATED_PER_TEST = [
+    (RUN_A, "explore-answers-directly", True, 0.75),
+    (RUN_A, "explore-delegates-search", True, 1.0),
+    (RUN_A, "greet-has-no-results", None, 0.0625),
+    (RUN_A, "greet-ignores-weather", True, 0.125),
+    (RUN_A, "greet-is-polite", False, 0.5),
+    (RUN_A, "greet-says-hello", True, 0.25),
+]
+REEVALUATED_SUMMARIES = [
+    (RUN_A, "explore", 2, 2, 0, 0, 0, 1.75),
+    (RUN_A, "greet", 4, 2, 1, 1, 1, 0.9375),
+]
+# run B (fixtures/run_b)
+RUN_B_PER_TEST = [
+    (RUN_B, "greet-ignores-weather", False, 0.125),
+    (RUN_B, "greet-says-hello", True, 0.25),
+]
+RUN_B_SUMMARY = (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375)
+# run A after its late lines (test "waves"), as output/ has it from then on
+LATE_PER_TEST_OF_A = [*REEVALUATED_PER_TEST, (RUN_A, "greet-waves", True, 0.03125)]
+LATE_SUMMARIES_OF_A = [
+    REEVALUATED_SUMMARIES[0],
+    (RUN_A, "greet", 5, 3, 1, 1, 1, 0.9375 + 0.03125),
+]
+
+
+@dataclass
+class History:
+    project: DbtProject
+    steps: dict[str, Step]
+    results: dict[str, list[tuple[Any, ...]]]
+    """Run A's test_results rows (test_case, expect_index, passed, evaluated_at)."""
+    criteria: list[tuple[Any, ...]]
+    invalid: subprocess.CompletedProcess[str]
+    invalid_marker: subprocess.CompletedProcess[str]
+    rows: dict[str, dict[str, dict[str, int]]]
+    """Per step name, rows_per_run."""
+    columns: dict[str, dict[str, dict[str, str]]]
+    """Per step name, the storage tables' columns."""
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> History:
+    """One lake's life: imports, a re-evaluation, forced re-imports, a rebuild, a full refresh.
+
+    Steps (each a build): ``first`` (the golden output), ``reevaluated`` (run A
+    re-evaluated, marker), ``second`` (run B added), ``late`` (late lines of run
+    A), ``no_op`` (nothing new: the marker already handled, and run B's folder
+    deleted from output/), ``replaced`` (var replace_run_ids), ``after_invalid``
+    (an invalid run ID in the var: the build fails), ``replaced_two`` (the var as
+    a string), ``after_invalid_marker`` (an invalid run ID in the marker),
+    ``rebuild`` (var rebuild_storage: run B, no longer in output/, is lost) and
+    ``full_refresh`` (every run directory deleted, then --full-refresh).
+    """
+    project = make_project(tmp_path_factory, "history")
     steps: dict[str, Step] = {}
+    results: dict[str, list[tuple[Any, ...]]] = {}
+    rows: dict[str, dict[str, dict[str, int]]] = {}
+    columns: dict[str, dict[str, dict[str, str]]] = {}
+
+    def results_of_a() -> list[tuple[Any, ...]]:
+        return project.query(
+            "select test_case, expect_index, passed, evaluated_at from test_results "
+            "where test_run_id = ? order by test_case, expect_index",
+            [RUN_A],
+        )
+
+    def snapshot(name: str) -> None:
+        rows[name] = rows_per_run(project)
+        columns[name] = {t: relation_columns(project, t) for t in STORAGE_TABLES}
+        assert_no_duplicates(project)
 
     # 1. first build: the golden output (run A, a SCIL run, two ACIL runs)
     copy_fixture(project, "golden")
     steps["first"] = record(project, project.build())
 
-    # 2. a second test run (run B: runs/20260302T093000/) is written
-    copy_fixture(project, "run_b")
-    steps["second"] = record(project, project.build(), steps["first"])
+    # 2. run A re-evaluated: new lines appended, run ID in the marker file
+    append_lines(project, f"runs/{RUN_A}/test-results.jsonl", reevaluated_results_of_run_a())
+    write_marker(project, [RUN_A])
+    steps["reevaluated"] = record(project, project.build(), steps["first"])
+    results["reevaluated"] = results_of_a()
+    criteria = project.query(
+        "select test_case, expect_index, score, passed, criteria "
+        "from test_run_detail_judge_criteria where test_run_id = ? order by 1, 2",
+        [RUN_A],
+    )
     assert_no_duplicates(project)
 
-    # 3. nothing new
-    steps["no_op"] = record(project, project.build(), steps["second"])
+    # 3. a second test run (run B: runs/20260302T093000/) is written; the marker stays
+    copy_fixture(project, "run_b")
+    steps["second"] = record(project, project.build(), steps["reevaluated"])
+    assert_no_duplicates(project)
 
     # 4. late lines: a test of run A that finished after the first builds
     a = f"runs/{RUN_A}"
@@ -240,16 +370,63 @@ def incremental(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Step]:
     append_lines(project, f"{a}/output-files.jsonl", [
         output_file_line(RUN_A, "greet", "waves", "wave.txt", "~"),
     ])  # fmt: skip
-    steps["late"] = record(project, project.build(), steps["no_op"])
+    steps["late"] = record(project, project.build(), steps["second"])
+    snapshot("late")
+
+    # 5. nothing new: the marker (still there) was handled by step 2; run B's folder is
+    #    deleted from output/ (cleaned up, or lost): a plain build keeps its rows
+    shutil.rmtree(project.output_dir / "runs" / RUN_B)
+    steps["no_op"] = record(project, project.build(), steps["late"])
+    snapshot("no_op")
+
+    # 6. forced re-import of run A with the replace_run_ids var
+    steps["replaced"] = record(
+        project,
+        project.build("--vars", json.dumps({"replace_run_ids": [RUN_A]})),
+        steps["no_op"],
+    )
+    results["replaced"] = results_of_a()
     assert_no_duplicates(project)
-    return steps
+
+    # 7. an invalid run ID in the var fails the build
+    invalid = project.build("--vars", "{replace_run_ids: ['2026-03-01']}", check=False)
+    steps["after_invalid"] = record(project, invalid, steps["replaced"])
+
+    # 8. the var as a comma-separated string, two runs
+    steps["replaced_two"] = record(
+        project,
+        project.build("--vars", f"replace_run_ids: '{RUN_A}, {SCIL_RUN}'"),
+        steps["after_invalid"],
+    )
+    assert_no_duplicates(project)
+
+    # 9. an invalid run ID in the marker file: the broken marker forces nothing
+    write_marker(project, [RUN_A, "latest"])
+    invalid_marker = project.build(check=False)
+    steps["after_invalid_marker"] = record(project, invalid_marker, steps["replaced_two"])
+    snapshot("after_invalid_marker")
+
+    # 10. an explicit rebuild from output/ (what an upgrade once did by itself): run B is lost
+    steps["rebuild"] = record(
+        project,
+        project.build("--vars", "{rebuild_storage: true}"),
+        steps["after_invalid_marker"],
+        track_changes=False,  # every storage table is a new table
+    )
+    snapshot("rebuild")
+
+    # 11. every run directory deleted from output/, then --full-refresh: no storage row is lost
+    shutil.rmtree(project.output_dir / "runs")
+    steps["full_refresh"] = record(project, project.build("--full-refresh"), steps["rebuild"])
+    snapshot("full_refresh")
+    return History(project, steps, results, criteria, invalid, invalid_marker, rows, columns)
 
 
 class TestIncremental:
-    """First build, a second run added, a no-op build, late lines for an imported run."""
+    """First build, a second run added, late lines for an imported run, a no-op build."""
 
-    def test_first_build_imports_every_unit(self, incremental: dict[str, Step]) -> None:
-        first = incremental["first"]
+    def test_first_build_imports_every_unit(self, history: History) -> None:
+        first = history.steps["first"]
         assert summary_counts(first.proc)["WARN"] == 0
         assert first.read("test_run") == {RUN_A}
         assert first.read("scil_iteration") == {SCIL_RUN}
@@ -263,8 +440,8 @@ class TestIncremental:
         assert first.per_test == GOLDEN_PER_TEST
         assert first.summaries == GOLDEN_SUMMARIES
 
-    def test_second_run_imports_only_the_new_run(self, incremental: dict[str, Step]) -> None:
-        second = incremental["second"]
+    def test_second_run_imports_only_the_new_run(self, history: History) -> None:
+        second = history.steps["second"]
         for table in ("test_config", "test_run", "test_results"):
             assert second.read(table) == {RUN_B}, table  # run A is not read again
             assert second.files(table) == {f"runs/{RUN_B}/{table.replace('_', '-')}.jsonl"}
@@ -272,52 +449,26 @@ class TestIncremental:
         for table in ("output_files", *LOOP_TABLES):
             assert second.untouched(table), table
 
-    def test_second_run_leaves_the_first_runs_rows_untouched(
-        self, incremental: dict[str, Step]
-    ) -> None:
+    def test_second_run_leaves_the_first_runs_rows_untouched(self, history: History) -> None:
         # the change feed: run B's rows inserted, no row of another run deleted or written again
-        changed = {t: c for t, c in incremental["second"].changes.items() if c}
+        changed = {t: c for t, c in history.steps["second"].changes.items() if c}
         assert changed == {
             "test_config": {("insert", RUN_B)},
             "test_results": {("insert", RUN_B)},
             "test_run": {("insert", RUN_B)},
         }
 
-    def test_second_run_rows(self, incremental: dict[str, Step]) -> None:
-        second = incremental["second"]
-        assert second.per_test == sorted(
-            [
-                *GOLDEN_PER_TEST,
-                (RUN_B, "greet-ignores-weather", False, 0.125),
-                (RUN_B, "greet-says-hello", True, 0.25),
-            ]
-        )
-        assert second.summaries == [
-            *GOLDEN_SUMMARIES,
-            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
-        ]
+    def test_second_run_rows(self, history: History) -> None:
+        # run A as re-evaluated by the step before, and run B
+        second = history.steps["second"]
+        assert second.per_test == sorted([*REEVALUATED_PER_TEST, *RUN_B_PER_TEST])
+        assert second.summaries == [*REEVALUATED_SUMMARIES, RUN_B_SUMMARY]
 
-    def test_no_op_build_reads_and_changes_nothing(self, incremental: dict[str, Step]) -> None:
-        second, no_op = incremental["second"], incremental["no_op"]
-        assert no_op.finished
-        assert no_op.log == []
-        assert no_op.head_log == second.head_log
-        for table in STORAGE_TABLES:
-            assert no_op.changes[table] == set(), table
-        assert no_op.per_test == second.per_test
-        assert no_op.summaries == second.summaries
-
-    def test_late_lines_of_an_imported_run_are_picked_up(
-        self, incremental: dict[str, Step]
-    ) -> None:
-        no_op, late = incremental["no_op"], incremental["late"]
+    def test_late_lines_of_an_imported_run_are_picked_up(self, history: History) -> None:
+        second, late = history.steps["second"], history.steps["late"]
         assert (RUN_A, "greet-waves", True, 0.03125) in late.per_test
-        assert len(late.per_test) == len(no_op.per_test) + 1
-        assert late.summaries == [
-            GOLDEN_SUMMARIES[0],
-            (RUN_A, "greet", 5, 3, 1, 1, 1, 0.9375 + 0.03125),
-            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
-        ]
+        assert len(late.per_test) == len(second.per_test) + 1
+        assert late.summaries == [*LATE_SUMMARIES_OF_A, RUN_B_SUMMARY]
         for table in TEST_TABLES:
             # run A's file is read again and its rows replaced; run B is not read again
             assert late.read(table) == {RUN_A}, table
@@ -325,125 +476,24 @@ class TestIncremental:
         for table in LOOP_TABLES:
             assert late.untouched(table), table
 
-
-# =========================================================================== re-evaluation
-
-REEVAL_AT = "2026-03-02T10:00:00Z"
-
-
-def reevaluated_results_of_run_a() -> list[dict[str, Any]]:
-    """Run A evaluated again: the same 9 expectations, a later evaluated_at; two outcomes change."""
-    skill = {"skill_file": "skills/greet/SKILL.md"}
-    agent = {"agent_file": "agents/explorer.md"}
-    t = REEVAL_AT
-    return [
-        result_line(RUN_A, "greet", "says hello", 0, "skill-call", True, True, ["greet"], t,
-                    **skill),
-        result_line(RUN_A, "greet", "says hello", 1, "result-contains", "hello", True,
-                    "hello Ada!", t),
-        result_line(RUN_A, "greet", "ignores weather", 0, "skill-call", False, True, [], t,
-                    **skill),
-        result_line(RUN_A, "greet", "crashes runner", 0, "skill-call", True, False, [], t,
-                    **skill),
-        # the judge now scores 0.6 < 0.7: fails
-        result_line(RUN_A, "greet", "is polite", 0, "llm-judge", "rubrics/polite.md", False,
-                    "Score 0.60 against threshold 0.70", t, rubric_file="rubrics/polite.md",
-                    model="haiku", threshold=0.7, score=0.6,
-                    criteria=[{"criterion": "greets warmly", "score": 0.6, "passed": False,
-                               "reasoning": "Curt."},
-                              {"criterion": "stays on topic", "score": 0.6, "passed": False,
-                               "reasoning": "Wanders."}]),
-        result_line(RUN_A, "greet", "is polite", 1, "result-does-not-contain", "go away", False,
-                    "Please go away, politely.", t),
-        result_line(RUN_A, "explore", "delegates search", 0, "agent-call", True, True,
-                    ["Explore"], t, **agent),
-        result_line(RUN_A, "explore", "delegates search", 1, "llm-judge", "rubrics/thorough.md",
-                    True, "Score 0.60 against threshold 0.50", t,
-                    rubric_file="rubrics/thorough.md", model="opus", threshold=0.5, score=0.6,
-                    criteria=[{"criterion": "cites files", "score": 0.6, "passed": True,
-                               "reasoning": "Names src/search.py."}]),
-        # a fixed evaluator: the agent was not called after all
-        result_line(RUN_A, "explore", "answers directly", 0, "agent-call", False, True, [], t,
-                    **agent),
-    ]  # fmt: skip
-
-
-@dataclass
-class ReEval:
-    project: DbtProject
-    steps: dict[str, Step]
-    results: dict[str, list[tuple[Any, ...]]]
-    criteria: list[tuple[Any, ...]]
-    invalid: subprocess.CompletedProcess[str]
-    invalid_marker: subprocess.CompletedProcess[str]
-
-
-@pytest.fixture(scope="class")
-def reeval(tmp_path_factory: pytest.TempPathFactory) -> ReEval:
-    project = make_project(tmp_path_factory, "reeval")
-    steps: dict[str, Step] = {}
-    results: dict[str, list[tuple[Any, ...]]] = {}
-
-    def results_of_a() -> list[tuple[Any, ...]]:
-        return project.query(
-            "select test_case, expect_index, passed, evaluated_at from test_results "
-            "where test_run_id = ? order by test_case, expect_index",
-            [RUN_A],
-        )
-
-    # 1. first build
-    copy_fixture(project, "golden")
-    steps["first"] = record(project, project.build())
-
-    # 2. run A re-evaluated: new lines appended, run ID in the marker file
-    append_lines(project, f"runs/{RUN_A}/test-results.jsonl", reevaluated_results_of_run_a())
-    write_marker(project, [RUN_A])
-    steps["reevaluated"] = record(project, project.build(), steps["first"])
-    results["reevaluated"] = results_of_a()
-    criteria = project.query(
-        "select test_case, expect_index, score, passed, criteria "
-        "from test_run_detail_judge_criteria where test_run_id = ? order by 1, 2",
-        [RUN_A],
-    )
-    assert_no_duplicates(project)
-
-    # 3. the marker is still there: nothing to do
-    steps["marker_again"] = record(project, project.build(), steps["reevaluated"])
-
-    # 4. forced re-import of run A with the replace_run_ids var
-    steps["replaced"] = record(
-        project,
-        project.build("--vars", json.dumps({"replace_run_ids": [RUN_A]})),
-        steps["marker_again"],
-    )
-    results["replaced"] = results_of_a()
-    assert_no_duplicates(project)
-
-    # 5. an invalid run ID in the var fails the build
-    invalid = project.build("--vars", "{replace_run_ids: ['2026-03-01']}", check=False)
-    steps["after_invalid"] = record(project, invalid, steps["replaced"])
-
-    # 6. the var as a comma-separated string, two runs
-    steps["replaced_two"] = record(
-        project,
-        project.build("--vars", f"replace_run_ids: '{RUN_A}, {SCIL_RUN}'"),
-        steps["after_invalid"],
-    )
-    assert_no_duplicates(project)
-
-    # 7. an invalid run ID in the marker file: the broken marker forces nothing
-    write_marker(project, [RUN_A, "latest"])
-    invalid_marker = project.build(check=False)
-    steps["after_invalid_marker"] = record(project, invalid_marker, steps["replaced_two"])
-    return ReEval(project, steps, results, criteria, invalid, invalid_marker)
+    def test_no_op_build_reads_and_changes_nothing(self, history: History) -> None:
+        # nothing new since the late lines (run B's folder deleted: nothing to read there)
+        late, no_op = history.steps["late"], history.steps["no_op"]
+        assert no_op.finished
+        assert no_op.log == []
+        assert no_op.head_log == late.head_log
+        for table in STORAGE_TABLES:
+            assert no_op.changes[table] == set(), table
+        assert no_op.per_test == late.per_test
+        assert no_op.summaries == late.summaries
 
 
 class TestReEvaluation:
     """Results appended with a later evaluated_at + marker; replace_run_ids; an invalid ID."""
 
-    def test_views_show_only_the_latest_evaluation(self, reeval: ReEval) -> None:
+    def test_views_show_only_the_latest_evaluation(self, history: History) -> None:
         later = datetime(2026, 3, 2, 10, 0)
-        assert reeval.results["reevaluated"] == [
+        assert history.results["reevaluated"] == [
             ("explore-answers-directly", 0, True, later),
             ("explore-delegates-search", 0, True, later),
             ("explore-delegates-search", 1, True, later),
@@ -454,22 +504,12 @@ class TestReEvaluation:
             ("greet-says-hello", 0, True, later),
             ("greet-says-hello", 1, True, later),
         ]
-        step = reeval.steps["reevaluated"]
-        assert step.per_test == [
-            (RUN_A, "explore-answers-directly", True, 0.75),
-            (RUN_A, "explore-delegates-search", True, 1.0),
-            (RUN_A, "greet-has-no-results", None, 0.0625),
-            (RUN_A, "greet-ignores-weather", True, 0.125),
-            (RUN_A, "greet-is-polite", False, 0.5),
-            (RUN_A, "greet-says-hello", True, 0.25),
-        ]
-        assert step.summaries == [
-            (RUN_A, "explore", 2, 2, 0, 0, 0, 1.75),
-            (RUN_A, "greet", 4, 2, 1, 1, 1, 0.9375),
-        ]
+        step = history.steps["reevaluated"]
+        assert step.per_test == REEVALUATED_PER_TEST
+        assert step.summaries == REEVALUATED_SUMMARIES
 
-    def test_judge_criteria_of_the_old_evaluation_are_gone(self, reeval: ReEval) -> None:
-        assert reeval.criteria == [
+    def test_judge_criteria_of_the_old_evaluation_are_gone(self, history: History) -> None:
+        assert history.criteria == [
             ("explore-delegates-search", 1, 0.6, True,
              [{"criterion": "cites files", "score": 0.6, "passed": True,
                "reasoning": "Names src/search.py."}]),
@@ -479,9 +519,9 @@ class TestReEvaluation:
                "reasoning": "Wanders."}]),
         ]  # fmt: skip
 
-    def test_only_run_a_was_read_again(self, reeval: ReEval) -> None:
+    def test_only_run_a_was_read_again(self, history: History) -> None:
         # a run newly listed in the marker is replaced in every table that has it
-        step = reeval.steps["reevaluated"]
+        step = history.steps["reevaluated"]
         for table in TEST_TABLES:
             assert step.read(table) == {RUN_A}, table
             assert step.changes[table] == replaced(RUN_A), table
@@ -489,35 +529,40 @@ class TestReEvaluation:
             assert step.entries(table) == [], table  # only the changed marker is logged
             assert step.changes[table] == set(), table
 
-    def test_marker_already_handled_is_a_no_op(self, reeval: ReEval) -> None:
-        before, after = reeval.steps["reevaluated"], reeval.steps["marker_again"]
+    def test_marker_already_handled_is_a_no_op(self, history: History) -> None:
+        # the marker written before step "reevaluated" is still there, unchanged (steps
+        # "second" and "late" read only their new lines: TestIncremental)
+        before, after = history.steps["late"], history.steps["no_op"]
         assert after.finished
         assert after.log == []
         assert after.head_log == before.head_log
         for table in STORAGE_TABLES:
             assert after.changes[table] == set(), table
 
-    def test_replace_run_ids_var_forces_a_reimport(self, reeval: ReEval) -> None:
-        before, after = reeval.steps["marker_again"], reeval.steps["replaced"]
+    def test_replace_run_ids_var_forces_a_reimport(self, history: History) -> None:
+        before, after = history.steps["no_op"], history.steps["replaced"]
         for table in TEST_TABLES:
             assert after.read(table) == {RUN_A}, table
             assert after.changes[table] == replaced(RUN_A), table  # rows written again
         for table in LOOP_TABLES:
             assert after.untouched(table), table
-        # same rows, nothing duplicated
+        # same rows, nothing duplicated: the re-evaluation, and the late test "waves"
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
-        assert reeval.results["replaced"] == reeval.results["reevaluated"]
+        assert history.results["replaced"] == [
+            *history.results["reevaluated"],
+            ("greet-waves", 0, True, datetime(2026, 3, 1, 9, 30)),
+        ]
 
-    def test_invalid_replace_run_id_fails_the_build_clearly(self, reeval: ReEval) -> None:
-        assert reeval.invalid.returncode != 0
-        out = dbt_output(reeval.invalid)
+    def test_invalid_replace_run_id_fails_the_build_clearly(self, history: History) -> None:
+        assert history.invalid.returncode != 0
+        out = dbt_output(history.invalid)
         assert "replace_run_ids" in out
         assert "'2026-03-01'" in out
         assert "YYYYMMDDTHHMMSS" in out
 
-    def test_invalid_replace_run_id_changes_nothing(self, reeval: ReEval) -> None:
-        before, after = reeval.steps["replaced"], reeval.steps["after_invalid"]
+    def test_invalid_replace_run_id_changes_nothing(self, history: History) -> None:
+        before, after = history.steps["replaced"], history.steps["after_invalid"]
         assert not after.finished
         assert after.build_id == before.build_id  # readers keep the last good build
         assert after.head_log == before.head_log  # no file logged, even uncommitted to readers
@@ -525,8 +570,8 @@ class TestReEvaluation:
             assert after.changes[table] == set(), table
         assert after.per_test == before.per_test
 
-    def test_replace_run_ids_as_a_comma_separated_string(self, reeval: ReEval) -> None:
-        before, after = reeval.steps["after_invalid"], reeval.steps["replaced_two"]
+    def test_replace_run_ids_as_a_comma_separated_string(self, history: History) -> None:
+        before, after = history.steps["after_invalid"], history.steps["replaced_two"]
         for table in (*TEST_TABLES, "scil_iteration", "scil_summary"):
             run = SCIL_RUN if table.startswith("scil") else RUN_A
             assert after.read(table) == {run}, table
@@ -536,10 +581,10 @@ class TestReEvaluation:
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
 
-    def test_invalid_run_id_in_the_marker_forces_nothing(self, reeval: ReEval) -> None:
+    def test_invalid_run_id_in_the_marker_forces_nothing(self, history: History) -> None:
         # a broken marker no longer fails the build: it forces no run to be read again
-        assert reeval.invalid_marker.returncode == 0, dbt_output(reeval.invalid_marker)
-        before, after = reeval.steps["replaced_two"], reeval.steps["after_invalid_marker"]
+        assert history.invalid_marker.returncode == 0, dbt_output(history.invalid_marker)
+        before, after = history.steps["replaced_two"], history.steps["after_invalid_marker"]
         assert after.finished
         # the changed marker is logged once per table (so it counts once), no data file is read
         assert {(e.source_table, e.kind, e.file) for e in after.log} == {
@@ -550,6 +595,66 @@ class TestReEvaluation:
             assert after.changes[table] == set(), table
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
+
+
+class TestLakeIsTheSystemOfRecord:
+    """The lake keeps what output/ no longer has; only an explicit rebuild reads output/ anew.
+
+    A project upgrade used to rebuild a table from output/; now `--full-refresh`
+    leaves the storage tables alone and var rebuild_storage rebuilds them.
+    """
+
+    def test_plain_build_keeps_a_run_whose_folder_was_deleted(self, history: History) -> None:
+        # step "no_op": run B's folder deleted from output/ before it
+        first, step = history.steps["late"], history.steps["no_op"]
+        assert RUN_B in history.rows["late"]["test_run"]
+        assert step.finished
+        assert step.log == []
+        for table in STORAGE_TABLES:
+            assert step.changes[table] == set(), table
+        assert history.rows["no_op"] == history.rows["late"]
+        assert step.per_test == first.per_test
+        assert step.summaries == first.summaries == [*LATE_SUMMARIES_OF_A, RUN_B_SUMMARY]
+
+    def test_rebuild_loses_exactly_the_run_no_longer_in_output(self, history: History) -> None:
+        step = history.steps["rebuild"]
+        assert summary_counts(step.proc)["ERROR"] == 0
+        before = history.rows["after_invalid_marker"]
+        assert history.rows["rebuild"] == {
+            table: {run: n for run, n in runs.items() if run != RUN_B}
+            for table, runs in before.items()
+        }
+        for table in ("test_config", "test_run", "test_results"):
+            assert RUN_B in before[table], table
+        # run A as output/ has it: re-evaluated, with the late test "waves"
+        assert step.per_test == LATE_PER_TEST_OF_A
+        assert step.summaries == LATE_SUMMARIES_OF_A
+
+    def test_rebuild_reads_every_file_left_in_output(self, history: History) -> None:
+        step = history.steps["rebuild"]
+        assert {t: step.read(t) for t in STORAGE_TABLES} == {
+            **{t: {RUN_A} for t in TEST_TABLES},
+            "tool_calls": {RUN_A},  # reads run A's test-run.jsonl again
+            "scil_iteration": {SCIL_RUN},
+            "scil_summary": {SCIL_RUN},
+            "acil_iteration": {ACIL_RUN},
+            "acil_summary": {ACIL_RUN, ACIL_FAILED_RUN},
+        }
+        for table in STORAGE_TABLES:
+            assert history.columns["rebuild"][table] == EXPECTED_STORAGE_TYPES[table], table
+
+    def test_full_refresh_keeps_every_storage_row(self, history: History) -> None:
+        before, after = history.steps["rebuild"], history.steps["full_refresh"]
+        assert not (history.project.output_dir / "runs").exists()
+        assert summary_counts(after.proc)["ERROR"] == 0
+        assert after.finished
+        assert after.log == []
+        for table in STORAGE_TABLES:
+            assert after.changes[table] == set(), table
+        assert history.rows["full_refresh"] == history.rows["rebuild"]
+        assert history.columns["full_refresh"] == history.columns["rebuild"]
+        assert after.per_test == before.per_test == LATE_PER_TEST_OF_A
+        assert after.summaries == LATE_SUMMARIES_OF_A
 
 
 # =========================================================================== legacy layout
@@ -701,23 +806,43 @@ class TestLegacyLayout:
             assert step.changes[table] == replaced(L1), table
 
 
-@pytest.fixture(scope="class")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> Step:
-    project = make_project(tmp_path_factory, "mixed")
+@dataclass
+class FirstBuild:
+    project: DbtProject
+    step: Step
+
+
+@pytest.fixture(scope="module")
+def layouts_and_duplicates(tmp_path_factory: pytest.TempPathFactory) -> FirstBuild:
+    """One first build of two scenarios that share no run: the legacy layout mixed with a
+    run directory (runs L1, L2 and the legacy SCIL run; TestMixedLayoutFromScratch) and
+    the golden output with lines written twice (run A and the golden SCIL run;
+    TestDuplicateLines)."""
+    project = make_project(tmp_path_factory, "layouts_and_duplicates")
     copy_fixture(project, "legacy")
     copy_fixture(project, "legacy_l2_dir")
+    copy_fixture(project, "golden")
+    write_duplicate_lines(project)
     step = record(project, project.build())
     assert_no_duplicates(project)
-    return step
+    return FirstBuild(project, step)
+
+
+@pytest.fixture(scope="module")
+def mixed(layouts_and_duplicates: FirstBuild) -> Step:
+    return layouts_and_duplicates.step
 
 
 class TestMixedLayoutFromScratch:
+    """Both layouts in a first build (with the golden runs of TestDuplicateLines: left out)."""
+
     def test_a_run_in_both_layouts_is_taken_from_its_directory(self, mixed: Step) -> None:
-        assert mixed.per_test == MIXED_PER_TEST
-        assert mixed.summaries == MIXED_SUMMARIES
+        assert [r for r in mixed.per_test if r[0] in (L1, L2)] == MIXED_PER_TEST
+        assert [r for r in mixed.summaries if r[0] in (L1, L2)] == MIXED_SUMMARIES
         assert summary_counts(mixed.proc)["WARN"] == 0
         for table in ("test_config", "test_run", "test_results"):
-            assert mixed.read(table) == {"legacy", L2}, table
+            # the legacy file and run L2's directory (run A: TestDuplicateLines' directory)
+            assert mixed.read(table) == {"legacy", L2, RUN_A}, table
             # the legacy file's lines of run L2 are skipped: it has a run directory
             (legacy_file,) = [e for e in mixed.entries(table) if e.key == "legacy"]
             assert legacy_file.runs == (L1,), table
@@ -801,7 +926,7 @@ class Missing:
     then: Step
 
 
-@pytest.fixture(scope="class")
+@pytest.fixture(scope="module")
 def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
     project = make_project(tmp_path_factory, "missing")
     # 1. no output directory at all
@@ -814,9 +939,12 @@ def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
 
     tables = {t: shape(t) for t in STORAGE_TABLES}
     views = {v: shape(v) for v in MART_VIEWS}
-    # 2. then output arrives
+    # 2. then output arrives: the golden output, with the broken summary documents of
+    #    TestBrokenSummaryDocuments (they hold no test run: per_test and the summaries are
+    #    the golden ones); every data test checks every run, as on a first build
     copy_fixture(project, "golden")
-    then = record(project, project.build(), empty)
+    write_broken_documents(project)
+    then = record(project, project.build("--vars", "{full_tests: true}", check=False), empty)
     return Missing(project, empty, tables, views, then)
 
 
@@ -847,116 +975,6 @@ class TestMissingInput:
     def test_data_arriving_later_is_imported(self, missing: Missing) -> None:
         assert missing.then.per_test == GOLDEN_PER_TEST
         assert missing.then.summaries == GOLDEN_SUMMARIES
-
-
-# =========================================================================== system of record
-
-
-@dataclass
-class Upgrade:
-    project: DbtProject
-    steps: dict[str, Step]
-    rows: dict[str, dict[str, dict[str, int]]]
-    columns: dict[str, dict[str, dict[str, str]]]
-
-
-@pytest.fixture(scope="class")
-def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Upgrade:
-    """The lake keeps what output/ no longer has; only an explicit rebuild reads output/ anew.
-
-    A project upgrade used to rebuild a table from output/; now `--full-refresh`
-    leaves the storage tables alone and var rebuild_storage rebuilds them.
-    """
-    project = make_project(tmp_path_factory, "upgrade")
-    steps: dict[str, Step] = {}
-    rows: dict[str, dict[str, dict[str, int]]] = {}
-    columns: dict[str, dict[str, dict[str, str]]] = {}
-
-    def snapshot(name: str) -> None:
-        rows[name] = rows_per_run(project)
-        columns[name] = {t: relation_columns(project, t) for t in STORAGE_TABLES}
-        assert_no_duplicates(project)
-
-    # 1. the golden output and run B
-    copy_fixture(project, "golden")
-    copy_fixture(project, "run_b")
-    steps["first"] = record(project, project.build())
-    snapshot("first")
-
-    # 2. run B's folder is deleted from output/ (cleaned up, or lost): a plain build keeps it
-    shutil.rmtree(project.output_dir / "runs" / RUN_B)
-    steps["deleted"] = record(project, project.build(), steps["first"])
-    snapshot("deleted")
-
-    # 3. an explicit rebuild from output/ (what an upgrade once did by itself): run B is lost
-    steps["rebuild"] = record(
-        project,
-        project.build("--vars", "{rebuild_storage: true}"),
-        steps["deleted"],
-        track_changes=False,  # every storage table is a new table
-    )
-    snapshot("rebuild")
-
-    # 4. every run directory deleted from output/, then --full-refresh: no storage row is lost
-    shutil.rmtree(project.output_dir / "runs")
-    steps["full_refresh"] = record(project, project.build("--full-refresh"), steps["rebuild"])
-    snapshot("full_refresh")
-    return Upgrade(project, steps, rows, columns)
-
-
-class TestLakeIsTheSystemOfRecord:
-    def test_plain_build_keeps_a_run_whose_folder_was_deleted(self, upgrade: Upgrade) -> None:
-        first, step = upgrade.steps["first"], upgrade.steps["deleted"]
-        assert RUN_B in upgrade.rows["first"]["test_run"]
-        assert step.finished
-        assert step.log == []
-        for table in STORAGE_TABLES:
-            assert step.changes[table] == set(), table
-        assert upgrade.rows["deleted"] == upgrade.rows["first"]
-        assert step.per_test == first.per_test
-        assert step.summaries == first.summaries == [
-            *GOLDEN_SUMMARIES,
-            (RUN_B, "greet", 2, 1, 1, 0, 0, 0.375),
-        ]
-
-    def test_rebuild_loses_exactly_the_run_no_longer_in_output(self, upgrade: Upgrade) -> None:
-        step = upgrade.steps["rebuild"]
-        assert summary_counts(step.proc)["ERROR"] == 0
-        before = upgrade.rows["deleted"]
-        assert upgrade.rows["rebuild"] == {
-            table: {run: n for run, n in runs.items() if run != RUN_B}
-            for table, runs in before.items()
-        }
-        for table in ("test_config", "test_run", "test_results"):
-            assert RUN_B in before[table], table
-        assert step.per_test == GOLDEN_PER_TEST
-        assert step.summaries == GOLDEN_SUMMARIES
-
-    def test_rebuild_reads_every_file_left_in_output(self, upgrade: Upgrade) -> None:
-        step = upgrade.steps["rebuild"]
-        assert {t: step.read(t) for t in STORAGE_TABLES} == {
-            **{t: {RUN_A} for t in TEST_TABLES},
-            "tool_calls": {RUN_A},  # reads run A's test-run.jsonl again
-            "scil_iteration": {SCIL_RUN},
-            "scil_summary": {SCIL_RUN},
-            "acil_iteration": {ACIL_RUN},
-            "acil_summary": {ACIL_RUN, ACIL_FAILED_RUN},
-        }
-        for table in STORAGE_TABLES:
-            assert upgrade.columns["rebuild"][table] == EXPECTED_STORAGE_TYPES[table], table
-
-    def test_full_refresh_keeps_every_storage_row(self, upgrade: Upgrade) -> None:
-        before, after = upgrade.steps["rebuild"], upgrade.steps["full_refresh"]
-        assert not (upgrade.project.output_dir / "runs").exists()
-        assert summary_counts(after.proc)["ERROR"] == 0
-        assert after.finished
-        assert after.log == []
-        for table in STORAGE_TABLES:
-            assert after.changes[table] == set(), table
-        assert upgrade.rows["full_refresh"] == upgrade.rows["rebuild"]
-        assert upgrade.columns["full_refresh"] == upgrade.columns["rebuild"]
-        assert after.per_test == before.per_test == GOLDEN_PER_TEST
-        assert after.summaries == GOLDEN_SUMMARIES
 
 
 # =========================================================================== rejected lines
@@ -1126,10 +1144,8 @@ class BrokenDocs:
     proc: subprocess.CompletedProcess[str]
 
 
-@pytest.fixture(scope="class")
-def broken_docs(tmp_path_factory: pytest.TempPathFactory) -> BrokenDocs:
-    project = make_project(tmp_path_factory, "broken_docs")
-    copy_fixture(project, "golden")
+def write_broken_documents(project: DbtProject) -> None:
+    """Break two of the golden summary documents and add an empty one."""
     out = project.output_dir
     # a writer killed mid-document
     (out / "scil-summary" / f"{SCIL_RUN}.json").write_text(
@@ -1142,7 +1158,12 @@ def broken_docs(tmp_path_factory: pytest.TempPathFactory) -> BrokenDocs:
     )
     # an empty document
     (out / "scil-summary" / "20260309T100000.json").write_bytes(b"")
-    return BrokenDocs(project, project.build(check=False))
+
+
+@pytest.fixture(scope="module")
+def broken_docs(missing: Missing) -> BrokenDocs:
+    """The build of the golden output with broken documents: step "then" of ``missing``."""
+    return BrokenDocs(missing.project, missing.then.proc)
 
 
 class TestBrokenSummaryDocuments:
@@ -1190,11 +1211,16 @@ class Duplicates:
     proc: subprocess.CompletedProcess[str]
 
 
-@pytest.fixture(scope="class")
-def duplicates(tmp_path_factory: pytest.TempPathFactory) -> Duplicates:
-    """Lines written twice in one run's file (a retried runner, a re-captured file)."""
-    project = make_project(tmp_path_factory, "duplicates")
-    copy_fixture(project, "golden")
+@pytest.fixture(scope="module")
+def duplicates(layouts_and_duplicates: FirstBuild) -> Duplicates:
+    """The first build of ``layouts_and_duplicates`` (its legacy runs L1 and L2 are not these
+    tests': TestMixedLayoutFromScratch)."""
+    return Duplicates(layouts_and_duplicates.project, layouts_and_duplicates.step.proc)
+
+
+def write_duplicate_lines(project: DbtProject) -> None:
+    """Lines written twice in the golden run A's files and the SCIL run's (a retried runner,
+    a re-captured file)."""
     a = f"runs/{RUN_A}"
     append_lines(
         project,
@@ -1274,7 +1300,6 @@ def duplicates(tmp_path_factory: pytest.TempPathFactory) -> Duplicates:
          "iteration": 2, "phase": "explore", "description": "Use when greeting someone.",
          "train_accuracy": 0.5, "test_accuracy": 0.5, "train_results": [], "test_results": []},
     ])  # fmt: skip
-    return Duplicates(project, project.build())
 
 
 class TestDuplicateLines:
@@ -1326,6 +1351,8 @@ class TestDuplicateLines:
 
     def test_later_iteration_line_wins(self, duplicates: Duplicates) -> None:
         rows = duplicates.project.query(
-            "select description from scil_iteration where iteration = 2"
+            # the legacy SCIL run (TestMixedLayoutFromScratch's) has an iteration 2 of its own
+            "select description from scil_iteration where test_run_id = ? and iteration = 2",
+            [SCIL_RUN],
         )
         assert rows == [("Use when greeting someone.",)]
