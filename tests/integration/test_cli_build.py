@@ -1,4 +1,14 @@
-"""`skillwalker-data build` skips dbt when nothing is new, and only then."""
+"""`skillwalker-data build` skips dbt when nothing is new, and only then.
+
+A build costs seconds whatever the data, so most tests here start from the
+``built`` fixture instead of building a sample of their own: the sample (three
+runs, the re-evaluation's results lines held back) built once by the command on
+a terminal, the re-evaluation added and built again. Both states are saved;
+a test puts one back (:meth:`Built.restore`: the output folder and the lake,
+copied with their modification times, in the same folder, as the lake's import
+log names its input files by absolute path) and goes on from there, so no test
+sees another's changes.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +17,14 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from skillwalker_py import lake, queries
-from skillwalker_py.sample import generate_sample
+from skillwalker_py.sample import SampleSummary, generate_sample
 
 from .conftest import DbtProject
 
@@ -29,9 +41,82 @@ def _build(project: DbtProject, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def test_build_skips_dbt_only_when_nothing_changed(project: DbtProject) -> None:
-    summary = generate_sample(project.output_dir, runs=2)
-    assert SKIPPED not in _build(project).stdout  # first build
+def _build_on_a_terminal(project: DbtProject) -> str:
+    """`skillwalker-data build` in a real terminal (a pty 100 columns wide): what it drew."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen([str(CLI), "build"], env=project.env(), stdin=follower,
+                            stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the build closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    code = proc.wait(timeout=600)
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert code == 0, screen[-3000:]
+    return screen
+
+
+STATES = ("first", "second")
+
+
+@dataclass(frozen=True)
+class Built:
+    """The sample built by the command: after its first build, and after its second."""
+
+    root: Path
+    saved: Path
+    sample: SampleSummary
+    first_screen: str
+    """What the first build (on a terminal, into an empty lake) drew."""
+
+    def restore(self, state: str) -> DbtProject:
+        """The project as the ``state`` build (one of :data:`STATES`) left it."""
+        assert state in STATES
+        project = DbtProject(self.root)
+        for folder in (project.output_dir, project.lake_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(self.saved / state / folder.name, folder, symlinks=True)
+        return project
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    root = tmp_path_factory.mktemp("cli") / "proj"
+    root.mkdir()
+    saved = tmp_path_factory.mktemp("cli-states")
+    project = DbtProject(root)
+    sample = generate_sample(project.output_dir, runs=3)
+    (run,) = sample.reevaluated_run_ids
+    results = project.output_dir / "runs" / run / "test-results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    results.write_bytes(b"".join(lines[: len(lines) - sample.reevaluated_results_lines]))
+    screen = _build_on_a_terminal(project)
+    for state in STATES:
+        for folder in (project.output_dir, project.lake_dir):
+            shutil.copytree(folder, saved / state / folder.name, symlinks=True)
+        if state == "first":
+            results.write_bytes(b"".join(lines))  # the re-evaluation's lines
+            _build(project)
+    return Built(root, saved, sample, screen)
+
+
+def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
+    assert SKIPPED not in built.first_screen  # first build
+    project, summary = built.restore("second"), built.sample
     assert SKIPPED in _build(project).stdout  # nothing new
     forced = _build(project, "--force").stdout.splitlines()
     assert forced[-1].startswith("skillwalker-data: built in ")
@@ -68,9 +153,8 @@ def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.Completed
     return proc
 
 
-def test_rebuild_lists_the_runs_it_would_lose_and_asks(project: DbtProject) -> None:
-    summary = generate_sample(project.output_dir, runs=3)
-    _build(project)
+def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
+    project, summary = built.restore("second"), built.sample
     pruned, kept = summary.run_ids[0], summary.run_ids[1:]
     shutil.rmtree(project.output_dir / "runs" / pruned)
     # a plain build keeps the pruned run: the lake is the system of record
@@ -92,9 +176,8 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(project: DbtProject) -> N
         == [(0,)]
 
 
-def test_attach_prints_the_sql_of_the_last_finished_build(project: DbtProject) -> None:
-    generate_sample(project.output_dir, runs=1)
-    _build(project)
+def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
+    project = built.restore("second")
     lines = _cli(project, "attach").stdout.splitlines()
     assert lines[0].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[0]
     assert lines[1] == "USE lake;"
@@ -109,18 +192,14 @@ def test_attach_prints_the_sql_of_the_last_finished_build(project: DbtProject) -
         con.close()
 
 
-def test_as_of_reads_the_summaries_before_a_reevaluation(project: DbtProject) -> None:
+def test_as_of_reads_the_summaries_before_a_reevaluation(built: Built) -> None:
     """Time travel: after a re-evaluation, `--as-of previous` (and the query functions with
-    lake.at_build) show the earlier evaluation, the latest build the new one."""
-    sample = generate_sample(project.output_dir, runs=3)
-    (run,) = sample.reevaluated_run_ids
-    results = project.output_dir / "runs" / run / "test-results.jsonl"
-    lines = results.read_bytes().splitlines(keepends=True)
-    results.write_bytes(b"".join(lines[: len(lines) - sample.reevaluated_results_lines]))
-    _build(project)
+    lake.at_build) show the earlier evaluation, the latest build the new one. (The first
+    build read the sample without the re-evaluation's results lines, the second with them.)"""
+    (run,) = built.sample.reevaluated_run_ids
+    project = built.restore("first")
     first = json.loads(_cli(project, "summaries", "--format", "json").stdout)
-    results.write_bytes(b"".join(lines))
-    _build(project)
+    built.restore("second")
     second = json.loads(_cli(project, "summaries", "--format", "json").stdout)
     assert first != second  # the re-evaluation changed the run's results
     assert [r for r in first if r["test_run_id"] != run] == [
@@ -144,11 +223,10 @@ def _runs(project: DbtProject) -> set[str]:
         r for (r,) in project.query("select test_run_id from scil_summary")}
 
 
-def test_forget_removes_runs_in_one_build_and_they_stay_gone(project: DbtProject) -> None:
+def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> None:
     """forget: refuses while the run's files are in the output folder, asks, removes the
     runs' rows in one finished build; the next builds do not import them again."""
-    sample = generate_sample(project.output_dir, runs=3)
-    _build(project)
+    project, sample = built.restore("second"), built.sample
     first, scil = sample.run_ids[0], sample.scil_run_ids[0]
     before = _runs(project)
     builds_before = len(lake.builds(project.lake_dir))
@@ -217,33 +295,11 @@ def test_ctrl_c_during_a_build_is_one_line_and_exit_130(project: DbtProject) -> 
     assert runs == set(sample.run_ids)
 
 
-def test_a_build_on_a_terminal_draws_a_progress_bar(project: DbtProject) -> None:
+def test_a_build_on_a_terminal_draws_a_progress_bar(built: Built) -> None:
     """In a real terminal (a pty 100 columns wide) the build draws tqdm's bar on stderr,
-    from 0 to every step, with the plain lines and the summary above it."""
-    import fcntl
-    import os
-    import pty
-    import struct
-    import termios
-
-    generate_sample(project.output_dir, runs=1)
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen([str(CLI), "build"], env=project.env(), stdin=follower,
-                            stdout=follower, stderr=follower, close_fds=True)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the build closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    assert proc.wait(timeout=600) == 0
-    os.close(leader)
-    screen = b"".join(chunks).decode("utf-8", "replace")
+    from 0 to every step, with the plain lines and the summary above it. (The fixture's
+    first build ran on the terminal, into an empty lake.)"""
+    screen = built.first_screen
     frames = [f for f in screen.split("\r") if "step" in f]
     assert any(" 0/" in f for f in frames), screen[-3000:]
     total = int(frames[0].split("/")[1].split()[0])

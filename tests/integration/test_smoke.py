@@ -1,36 +1,44 @@
-"""The demo path end to end: sample output -> dbt build -> views -> query functions."""
+"""The demo path end to end: sample output -> dbt build -> views -> query functions.
+
+One plain `dbt build` (the module's ``plain`` fixture, run the way a user runs it
+from another folder, with relative paths) serves both tests: each only reads
+what it built.
+"""
 
 from __future__ import annotations
 
-from skillwalker_py import queries
-from skillwalker_py.sample import generate_sample
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from .conftest import DbtProject
+import pytest
+
+from skillwalker_py import lake, queries
+from skillwalker_py.sample import SampleSummary, generate_sample
+
+from .conftest import REPO, DbtProject
 
 
-def test_sample_builds_and_every_view_answers(project: DbtProject) -> None:
+@dataclass(frozen=True)
+class Plain:
+    project: DbtProject
+    summary: SampleSummary
+    cwd: Path
+    """Where dbt ran; the lake is ``cwd / "lake-here"``."""
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Plain:
+    """`dbt build --project-dir <relative>` of the sample from elsewhere (plain dbt, no
+    skillwalker-data command): the output folder given as a var relative to the project,
+    the lake folder relative to the current directory."""
+    root = tmp_path_factory.mktemp("smoke") / "proj"
+    root.mkdir()
+    project = DbtProject(root)
     summary = generate_sample(project.output_dir, runs=3)
-    project.build()
-    views = {r[0] for r in project.query("select view_name from duckdb_views() where not internal")}
-    for v in ("per_test", "test_run_summaries", "test_run_detail_tests", "scil_history",
-              "acil_history", "rejected_lines"):
-        assert v in views
-    (executions,) = project.query("select count(*) from test_run")[0]
-    assert executions == summary.test_executions
-    rows = queries.query_test_run_summaries(project.lake_dir)
-    assert {r["test_run_id"] for r in rows} == set(summary.run_ids)
-
-
-def test_relative_paths_of_plain_dbt(project: DbtProject) -> None:
-    """`dbt build --project-dir <relative>` from elsewhere: the output_dir var resolves
-    against the project directory (macros/paths); the lake folder, which dbt-duckdb
-    attaches from the profile, against the current directory (documented in README)."""
-    import os
-    import subprocess
-
-    from .conftest import REPO
-
-    generate_sample(project.output_dir, runs=1)
     cwd = project.root / "elsewhere"
     cwd.mkdir()
     env = project.env()
@@ -40,6 +48,39 @@ def test_relative_paths_of_plain_dbt(project: DbtProject) -> None:
     cmd = project.dbt_command("build", "--vars", vars_)
     cmd[cmd.index("--project-dir") + 1] = os.path.relpath(REPO, cwd)
     proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return Plain(project, summary, cwd, proc)
+
+
+def _query(lake_dir: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of SQL over the last finished build (what readers see)."""
+    con = lake.connect(lake_dir)
+    if con is None:
+        pytest.fail(f"no finished build in {lake_dir}")
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_sample_builds_and_every_view_answers(plain: Plain) -> None:
+    summary, proc, lake_dir = plain.summary, plain.proc, plain.cwd / "lake-here"
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sql = "select view_name from duckdb_views() where not internal"
+    views = {r[0] for r in _query(lake_dir, sql)}
+    for v in ("per_test", "test_run_summaries", "test_run_detail_tests", "scil_history",
+              "acil_history", "rejected_lines"):
+        assert v in views
+    (executions,) = _query(lake_dir, "select count(*) from test_run")[0]
+    assert executions == summary.test_executions
+    rows = queries.query_test_run_summaries(lake_dir)
+    assert {r["test_run_id"] for r in rows} == set(summary.run_ids)
+
+
+def test_relative_paths_of_plain_dbt(plain: Plain) -> None:
+    """`dbt build --project-dir <relative>` from elsewhere: the output_dir var resolves
+    against the project directory (macros/paths); the lake folder, which dbt-duckdb
+    attaches from the profile, against the current directory (documented in README)."""
+    cwd, proc = plain.cwd, plain.proc
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (cwd / "lake-here" / "catalog.sqlite").is_file()
     assert not (REPO / "lake-here").exists()
