@@ -15,11 +15,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,12 @@ class Input:
         for run in self.sample.run_ids[:runs]:
             shutil.copytree(self.full / "runs" / run, output / "runs" / run, dirs_exist_ok=True)
 
+    def restage(self, output: Path, runs: int) -> None:
+        """Make ``output`` hold exactly the first ``runs`` run directories (copies keep the
+        size and mtime of each file: unchanged for the importer of a lake built from them)."""
+        shutil.rmtree(output, ignore_errors=True)
+        self.stage(output, runs)
+
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Input:
@@ -63,6 +71,22 @@ def reference(tmp_path_factory: pytest.TempPathFactory, history: Input) -> Snaps
     clean = Project(tmp_path_factory.mktemp("clean") / "clean", output=history.full)
     clean.run_build()
     return relations(clean.lake_dir)
+
+
+def _waits_for_the_lock(build: Running, lock_file: Path, timeout: float = 120.0) -> None:
+    """Return once ``build`` has opened the lake's build lock file (it then tries the
+    lock in a loop until it gets it, or its wait ends)."""
+    fds = Path("/proc") / str(build.proc.pid) / "fd"
+    target = str(lock_file.resolve())
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert build.proc.poll() is None, build.output()[-3000:]
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) == target for fd in fds.iterdir()):
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"the build did not open {lock_file} within {timeout} s:\n"
+                       + build.output()[-3000:])
 
 
 def _frozen_holding_the_lock(project: Project) -> Running:
@@ -93,7 +117,8 @@ def same_lake(tmp_path_factory: pytest.TempPathFactory, history: Input) -> SameL
         patient = project.start("--vars", "{lock_timeout_seconds: 300}")
         with cleaned_up(patient):
             patient.wait_for("Concurrency:")
-            time.sleep(2.0)  # it reaches the lock and waits there
+            _waits_for_the_lock(patient, project.lake_dir / ".build.lock")
+            time.sleep(0.5)  # it tries the lock in a loop and waits there
             assert patient.proc.poll() is None, patient.output()[-3000:]
             first.thaw()
             first.wait(timeout=300)
@@ -128,13 +153,16 @@ class Reader:
     seen: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    busy: threading.Lock = field(default_factory=threading.Lock)
+    """Held during each read (hold it to pause the reader)."""
 
     def run(self) -> None:
         while not self.stop.is_set():
-            try:
-                self.seen.append(self.read())
-            except Exception as exc:  # every error is a failure of the guarantee
-                self.errors.append(f"{type(exc).__name__}: {exc}")
+            with self.busy:
+                try:
+                    self.seen.append(self.read())
+                except Exception as exc:  # every error is a failure of the guarantee
+                    self.errors.append(f"{type(exc).__name__}: {exc}")
             time.sleep(0.1)
 
 
@@ -157,12 +185,59 @@ def _consistent(con: duckdb.DuckDBPyConnection) -> list[str]:
     return problems
 
 
-def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Input) -> None:
-    """Query functions and plain SQL during three builds: no error, no mix; this long-lived
-    process sees each new build; a connection kept open keeps its build."""
-    project = Project(tmp_path / "project")
-    history.stage(project.output_dir, 1)
-    project.run_build(cli=True)
+@dataclass
+class TwoLakes:
+    one: Project
+    two: Project
+    codes: list[int]
+    outputs: list[str]
+    runs: list[set[str]] | None
+    """The runs each lake has, read right after both builds finished (None: one failed)."""
+
+
+@pytest.fixture(scope="module")
+def two_lakes(tmp_path_factory: pytest.TempPathFactory, history: Input) -> TwoLakes:
+    """Two output folders into two lakes, built at the same time (``one``: run 0,
+    ``two``: run 3). ``one`` then goes on growing: see :func:`growing`."""
+    base = tmp_path_factory.mktemp("lakes")
+    one, two = Project(base / "one"), Project(base / "two")
+    history.stage(one.output_dir, 1)
+    shutil.copytree(history.full / "runs" / history.sample.run_ids[3],
+                    two.output_dir / "runs" / history.sample.run_ids[3])
+    builds = [one.start(cli=True), two.start(cli=True)]
+    with cleaned_up(*builds):
+        codes = [b.wait() for b in builds]
+    runs = None
+    if codes == [0, 0]:
+        runs = [{r["test_run_id"] for r in queries.query_per_test(p.lake_dir)}
+                for p in (one, two)]
+    return TwoLakes(one, two, codes, [b.output()[-2000:] for b in builds], runs)
+
+
+@dataclass
+class Growing:
+    """Lake ``one`` of :func:`two_lakes` (run 0) built three more times (runs 0-1,
+    runs 0-2, everything) while readers read it."""
+
+    project: Project
+    readers: list[Reader]
+    snapshots: list[Snapshot]
+    """What readers see after each of the four builds."""
+    read_states: dict[str, Snapshot]
+    seen_after_each_build: list[set[str]]
+    held: duckdb.DuckDBPyConnection
+    """A connection opened after the first build, kept open across every later build."""
+    saved: dict[int, Path]
+    """Copies of the lake folder right after the builds of 2 and 3 runs (output folder:
+    ``project.output_dir``, which :meth:`Input.restage` puts back in that state)."""
+
+
+@pytest.fixture(scope="module")
+def growing(tmp_path_factory: pytest.TempPathFactory, history: Input,
+            two_lakes: TwoLakes) -> Iterator[Growing]:
+    assert two_lakes.codes[0] == 0, two_lakes.outputs[0]
+    base = tmp_path_factory.mktemp("growing")
+    project = two_lakes.one
     snapshots = [relations(project.lake_dir)]
     folder = project.lake_dir
 
@@ -195,19 +270,37 @@ def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Inpu
     held = lake.connect(folder)  # kept open across every later build
     assert held is not None
     seen_after_each_build = []
+    saved: dict[int, Path] = {}
     try:
-        for runs, everything in ((2, False), (3, False), (4, True)):
-            history.stage(project.output_dir, runs, everything=everything)
-            project.run_build(cli=True)
-            snapshots.append(relations(project.lake_dir))
-            seen_after_each_build.append(
-                {r["test_run_id"] for r in queries.query_test_run_summaries(folder)})
-        time.sleep(0.3)
+        try:
+            for runs, everything in ((2, False), (3, False), (4, True)):
+                history.stage(project.output_dir, runs, everything=everything)
+                project.run_build(cli=True)
+                snapshots.append(relations(project.lake_dir))
+                seen_after_each_build.append(
+                    {r["test_run_id"] for r in queries.query_test_run_summaries(folder)})
+                if not everything:  # a starting point for later tests (readers wait)
+                    with contextlib.ExitStack() as paused:
+                        for r in readers:
+                            paused.enter_context(r.busy)
+                        saved[runs] = base / f"lake-{runs}"
+                        shutil.copytree(folder, saved[runs])
+            time.sleep(0.3)
+        finally:
+            for r in readers:
+                r.stop.set()
+            for t in threads:
+                t.join(timeout=60)
+        yield Growing(project, readers, snapshots, read_states, seen_after_each_build,
+                      held, saved)
     finally:
-        for r in readers:
-            r.stop.set()
-        for t in threads:
-            t.join(timeout=60)
+        held.close()
+
+
+def test_readers_during_builds_see_complete_builds(growing: Growing, history: Input) -> None:
+    """Query functions and plain SQL during three builds: no error, no mix; this long-lived
+    process sees each new build; a connection kept open keeps its build."""
+    readers, snapshots, read_states = growing.readers, growing.snapshots, growing.read_states
     errors = [e for r in readers for e in r.errors]
     assert not errors, "\n".join(errors[:20])
 
@@ -231,15 +324,12 @@ def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Inpu
 
     # the same process saw every new build as soon as it finished
     run_ids = history.sample.run_ids
-    assert [len(s & set(run_ids)) for s in seen_after_each_build] == [2, 3, 4]
+    assert [len(s & set(run_ids)) for s in growing.seen_after_each_build] == [2, 3, 4]
     # the connection kept open still reads the first build, three builds later
-    try:
-        assert _digest(snapshot_connection(held)) == _digest(snapshots[0])
-    finally:
-        held.close()
+    assert _digest(snapshot_connection(growing.held)) == _digest(snapshots[0])
     # DuckLake's compaction keeps the live files of each table few: one file per
     # table after four builds that each added runs (plus delete files of re-imports)
-    con = lake.connect(folder)
+    con = lake.connect(growing.project.lake_dir)
     assert con is not None
     try:
         files = {
@@ -251,23 +341,19 @@ def test_readers_during_builds_see_complete_builds(tmp_path: Path, history: Inpu
     assert all(n is not None and n[0] <= 2 for n in files.values()), files
 
 
-def test_two_lakes_from_one_checkout_never_mix(tmp_path: Path, history: Input) -> None:
+def test_two_lakes_from_one_checkout_never_mix(two_lakes: TwoLakes, history: Input) -> None:
     """Two output folders into two lakes, built at the same time: each sees its own runs."""
-    one, two = Project(tmp_path / "one"), Project(tmp_path / "two")
-    history.stage(one.output_dir, 1)
-    shutil.copytree(history.full / "runs" / history.sample.run_ids[3],
-                    two.output_dir / "runs" / history.sample.run_ids[3])
-    builds = [one.start(cli=True), two.start(cli=True)]
-    with cleaned_up(*builds):
-        assert [b.wait() for b in builds] == [0, 0], [b.output()[-2000:] for b in builds]
-    runs = [{r["test_run_id"] for r in queries.query_per_test(p.lake_dir)} for p in (one, two)]
-    assert runs == [{history.sample.run_ids[0]}, {history.sample.run_ids[3]}]
+    assert two_lakes.codes == [0, 0], two_lakes.outputs
+    assert two_lakes.runs == [{history.sample.run_ids[0]}, {history.sample.run_ids[3]}]
 
 
-def test_a_moved_lake_reads_and_builds(tmp_path: Path, history: Input) -> None:
-    project = Project(tmp_path / "before")
-    history.stage(project.output_dir, 2)
-    project.run_build(cli=True)
+def test_a_moved_lake_reads_and_builds(tmp_path: Path, history: Input, growing: Growing) -> None:
+    # the lake of two runs (a copy; its input is growing's output folder, put back)
+    output = growing.project.output_dir
+    history.restage(output, 2)
+    project = Project(tmp_path / "before", output=output)
+    project.root.mkdir()
+    shutil.copytree(growing.saved[2], project.lake_dir)
     expected = relations(project.lake_dir)
     moved = Project(tmp_path / "after", output=project.output_dir)
     moved.root.mkdir()
@@ -289,12 +375,18 @@ def _project_copy(dest: Path) -> Path:
     return dest
 
 
-def test_pruned_runs_stay_when_a_storage_model_changes(tmp_path: Path, history: Input) -> None:
+def test_pruned_runs_stay_when_a_storage_model_changes(
+        tmp_path: Path, history: Input, growing: Growing) -> None:
     """The lake is the system of record: runs whose folders left output/ keep every row,
     also after an upgrade that changes a storage model's SQL and adds a column."""
-    project = Project(tmp_path / "p", project_dir=_project_copy(tmp_path / "checkout"))
-    history.stage(project.output_dir, 3)
-    project.run_build(cli=True)
+    # the lake of three runs built by this version (a copy; its input is growing's
+    # output folder, put back), then upgraded: a checkout whose storage model changes
+    output = growing.project.output_dir
+    history.restage(output, 3)
+    project = Project(tmp_path / "p", project_dir=_project_copy(tmp_path / "checkout"),
+                      output=output)
+    project.root.mkdir()
+    shutil.copytree(growing.saved[3], project.lake_dir)
     before = project.query("select * from test_run_summaries order by all")
     pruned = history.sample.run_ids[:2]
     for run in pruned:
@@ -305,7 +397,11 @@ def test_pruned_runs_stay_when_a_storage_model_changes(tmp_path: Path, history: 
     column = "    e.session_id,\n"
     upgraded_sql = sql.replace(column, column + "    'v2' as sw_upgrade,\n")
     model.write_text(upgraded_sql, encoding="utf-8")
-    history.stage(project.output_dir, 4)
+    # a new run arrives; the pruned runs' folders stay gone
+    new = history.sample.run_ids[3]
+    shutil.copytree(history.full / "runs" / new, project.output_dir / "runs" / new)
+    assert sorted(p.name for p in (project.output_dir / "runs").iterdir()) == sorted(
+        history.sample.run_ids[2:])
     code, out = project.run_build(cli=True, check=False)
     assert code == 0, out[-3000:]
     after = project.query("select * from test_run_summaries order by all")
