@@ -16,7 +16,8 @@ The property test draws 300 JSONL files mixing valid records with random
 corruptions, builds twice (150 new files each time) and checks every file
 against an independent classification (``_oracle.classify`` plus the rules
 added here), line by line and in ``import_reconciliation``. A 260 MiB line
-is rejected as "line too large" under the default memory limit.
+is rejected as "line too large" under the default memory limit (its files
+are in the shared project too, in their own runs, read by its first build).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ REPO = Path(__file__).resolve().parents[2]
 VIEWS = sorted(p.stem for folder in ("marts", "intermediate")
                for p in (REPO / "models" / folder).glob("*.sql"))
 BOM = b"\xef\xbb\xbf"
-TZ_ENV = {"TZ": "America/New_York"}
+BUILD_ENV = {"TZ": "America/New_York", "SKILLWALKER_MEMORY_LIMIT": "1GB"}
+"""The environment of the shared builds: a time zone other than UTC, the default memory limit."""
 
 SURROGATE_RUN = "20260401T000000"
 DEEP_RUN = "20260402T000000"
@@ -59,6 +61,10 @@ RANGE_DOC_RUN = "20260405T000100"
 BOM_RUN = "20260406T000000"
 TZ_RUN = "20260407T000000"
 LEGACY_RUN = "20260408T000000"
+HUGE_RUN = "20260420T000000"
+BIG_OK_RUN = "20260421T000000"
+HUGE = 260 * 2**20
+BIG = 30 * 2**20
 
 
 # --------------------------------------------------------------------------- records
@@ -379,6 +385,19 @@ def tz_input(inp: Input) -> None:
                                               finished_at="2026-03-07T09:30:00.5"))
 
 
+def huge_input(inp: Input) -> Path:
+    """A 260 MiB line beside good lines, and a 30 MiB file_content in another run."""
+    path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
+        (None, line(file_row(HUGE_RUN, "h-a", "a.txt"))),
+        ("line too large", line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content="x" * HUGE))),
+        (None, line(file_row(HUGE_RUN, "h-c", "c.txt"))),
+    ])
+    inp.write(f"runs/{HUGE_RUN}/test-run.jsonl", [(None, line(result_event(HUGE_RUN, "h-a")))])
+    inp.write(f"runs/{BIG_OK_RUN}/output-files.jsonl", [
+        (None, line(file_row(BIG_OK_RUN, "b-a", "big.txt", file_content="y" * BIG)))])
+    return path
+
+
 # --------------------------------------------------------------------------- checks
 
 
@@ -445,6 +464,7 @@ class Built:
     inp: Input
     outputs: list[str]
     bom_file: Path
+    huge_file: Path
     bom_first_build: list[tuple[Any, ...]]
     readable: list[str]
     """What could not be read after each build: views, query functions ([] when all work)."""
@@ -502,8 +522,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input):
         write(inp)
     bom_file = bom_input(inp)
+    huge_file = huge_input(inp)
     outputs = []
-    code, out = project.run_build(check=False, extra_env=TZ_ENV)
+    code, out = project.run_build(check=False, extra_env=BUILD_ENV)
     assert code == 0, f"the first build failed:\n{failure_summary(out)}"
     outputs.append(out)
     readable = views_and_queries_work(project)
@@ -513,12 +534,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     with open(bom_file, "ab") as fh:
         fh.write(line(result_event(BOM_RUN, "b-torn"))[:50])
     inp.bad[(str(bom_file), 3)] = "malformed JSON"
-    code, out = project.run_build(check=False, extra_env=TZ_ENV)
+    code, out = project.run_build(check=False, extra_env=BUILD_ENV)
     assert code == 0, f"the second build failed:\n{failure_summary(out)}"
     outputs.append(out)
     readable += views_and_queries_work(project)
     rejected = project.query("select file, line, reason from rejected_lines")
-    yield Built(project, sample, inp, outputs, bom_file, first, readable,
+    yield Built(project, sample, inp, outputs, bom_file, huge_file, first, readable,
                 [(f, n, r) for f, n, r in rejected], hidden_sample_runs(project, sample))
 
 
@@ -1003,46 +1024,36 @@ def _check_random_import(project: Project, expected: dict[str, Verdicts],
 
 # --------------------------------------------------------------------------- huge lines
 
-HUGE_RUN = "20260420T000000"
-BIG_OK_RUN = "20260421T000000"
 
-
-def test_lines_up_to_256_mb_never_fail_the_build(tmp_path: Path) -> None:
+def test_lines_up_to_256_mb_never_fail_the_build(built: Built) -> None:
     """7. Under the default memory limit (1GB): a 260 MiB line beside good lines is
     rejected as "line too large" (the build imports lines up to 32 MiB; the longer line is
     never held in memory whole), its neighbours and the other runs are imported, and a 30 MiB
     ``file_content`` is imported whole. The build exits 0, every view and query function
-    reads, and every file reconciles. About 40-60 s on a 2-core machine, most of it the
-    build; the 260 MiB line costs a few seconds (counted, then skipped line by line)."""
-    project = Project(tmp_path / "project")
-    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
-                             payload_kb=1, include_loops=False)
-    inp = Input(project.output_dir)
-    huge = 260 * 2**20
-    path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
-        (None, line(file_row(HUGE_RUN, "h-a", "a.txt"))),
-        ("line too large", line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content="x" * huge))),
-        (None, line(file_row(HUGE_RUN, "h-c", "c.txt"))),
-    ])
-    inp.write(f"runs/{HUGE_RUN}/test-run.jsonl", [(None, line(result_event(HUGE_RUN, "h-a")))])
-    big = 30 * 2**20
-    inp.write(f"runs/{BIG_OK_RUN}/output-files.jsonl", [
-        (None, line(file_row(BIG_OK_RUN, "b-a", "big.txt", file_content="y" * big)))])
-    code, out = project.run_build(check=False, extra_env={"SKILLWALKER_MEMORY_LIMIT": "1GB"})
-    assert code == 0, f"the build failed:\n{failure_summary(out)}"
-    assert not hidden_sample_runs(project, sample)
-    assert not (unreadable := views_and_queries_work(project)), unreadable
-    rejected = project.query("select file, line, reason, length(raw) from rejected_lines")
+    reads, and every file reconciles. The files are in the shared project (its own runs, read
+    by the first build, with ``SKILLWALKER_MEMORY_LIMIT=1GB``); the 260 MiB line costs a few
+    seconds (counted, then skipped line by line)."""
+    built.check_build()
+    path = built.huge_file
+    # nothing is rejected but the bad lines of the cases, each checked by its test: the
+    # only rejected line of this one's runs is the huge line
+    spots = [(f, n) for f, n, _r in built.rejected_lines]
+    assert len(spots) == len(set(spots)), "a line rejected twice"
+    assert set(spots) == set(built.inp.bad)
+    assert sorted(built.rejected(f"runs/{HUGE_RUN}/")) + sorted(
+        built.rejected(f"runs/{BIG_OK_RUN}/")) == [(str(path), 2)]
+    rejected = built.rows("select file, line, reason, length(raw) from rejected_lines "
+                          "where file = ?", str(path))
     assert [(f, n) for f, n, _r, _l in rejected] == [(str(path), 2)]
     reason, raw_length = rejected[0][2], rejected[0][3]
-    size = len(line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content=""))) + huge + 1
+    size = len(line(file_row(HUGE_RUN, "h-b", "huge.txt", file_content=""))) + HUGE + 1
     assert reason.startswith(f"line too large ({size:,} bytes; lines up to 32 MiB"), reason
     assert raw_length == 2000
-    assert sorted(project.query("select test_run_id, file_path, length(file_content) "
-                                "from output_files where test_run_id in (?, ?)",
-                                [HUGE_RUN, BIG_OK_RUN])) == [
-        (HUGE_RUN, "a.txt", 6), (HUGE_RUN, "c.txt", 6), (BIG_OK_RUN, "big.txt", big)]
-    reconciled = project.query("select file, lines_read, lines_imported, lines_rejected, "
-                               "is_reconciled from import_reconciliation")
+    assert sorted(built.rows("select test_run_id, file_path, length(file_content) "
+                             "from output_files where test_run_id in (?, ?)",
+                             HUGE_RUN, BIG_OK_RUN)) == [
+        (HUGE_RUN, "a.txt", 6), (HUGE_RUN, "c.txt", 6), (BIG_OK_RUN, "big.txt", BIG)]
+    reconciled = built.rows("select file, lines_read, lines_imported, lines_rejected, "
+                            "is_reconciled from import_reconciliation")
     assert (str(path), 3, 2, 1, True) in reconciled
     assert all(r[-1] for r in reconciled), reconciled

@@ -2,7 +2,8 @@
 
 Generated sample output (both layouts: run directories and the seed's single
 files) gets malformed lines injected into several files, plus huge valid
-fields. One ``dbt build`` imports it. The expected result is computed
+fields. One ``dbt build`` imports it (a copy of its lake, with the import log
+as an older build left it, then takes the upgrade test's build). The expected result is computed
 independently by :mod:`._oracle` (plain ``json`` parsing of every line
 against the input contract), and the tests check that
 
@@ -30,7 +31,7 @@ import pytest
 
 from skillwalker_py import lake
 from skillwalker_py.build.ingest import RAW_TEXT_LIMIT
-from skillwalker_py.sample import generate_sample
+from skillwalker_py.sample import SampleSummary, generate_sample
 
 from ._harness import Project
 from ._oracle import Expected, expected_import
@@ -113,8 +114,9 @@ def _with(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
 _DROP = object()
 
 
-def build_input(output: Path, scratch: Path) -> Injector:
-    """Sample output in both layouts, with bad lines of every kind and huge fields injected."""
+def build_input(output: Path, scratch: Path) -> tuple[Injector, SampleSummary]:
+    """Sample output in both layouts, with bad lines of every kind and huge fields injected
+    (and the sample of the run directories)."""
     sample = generate_sample(output, runs=2, tests_per_eval=3, payload_kb=2)
     r0, r1 = sample.run_ids
     legacy = generate_sample(scratch / "legacy", runs=1, tests_per_eval=2, evals=2,
@@ -247,7 +249,7 @@ def build_input(output: Path, scratch: Path) -> Injector:
                                       type=_DROP))),
         ("type a number", _dumps(_with(result, test_run_id=PROBE_RUN, test_case="p-b", type=5))),
     ])
-    return inj
+    return inj, sample
 
 
 @dataclass
@@ -256,6 +258,7 @@ class Imported:
     expected: Expected
     injected: dict[tuple[str, int], str]
     build_output: str
+    sample: SampleSummary
 
     def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return self.project.query(sql, params)
@@ -265,10 +268,10 @@ class Imported:
 def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
     base = tmp_path_factory.mktemp("reconcile")
     project = Project(base / "project")
-    injector = build_input(project.output_dir, base / "scratch")
+    injector, sample = build_input(project.output_dir, base / "scratch")
     expected = expected_import(project.output_dir)
     _code, out = project.run_build()
-    yield Imported(project, expected, injector.injected, out)
+    yield Imported(project, expected, injector.injected, out, sample)
 
 
 def _is_probe(spot: tuple[str, int]) -> bool:
@@ -394,14 +397,22 @@ def test_every_line_of_every_file_is_accounted_for(imported: Imported) -> None:
     assert all(r[-2] for r in rows), [r for r in rows if not r[-2]]
 
 
-def test_a_lake_from_before_the_line_counts_upgrades(tmp_path: Path) -> None:
+LATER_RUN = "20260501T000000"
+
+
+def test_a_lake_from_before_the_line_counts_upgrades(imported: Imported, tmp_path: Path) -> None:
     """A lake whose import log has no line-count columns (as a build before them left it)
     takes the next build: the columns are added, the files logged before have NULL counts
-    (is_reconciled NULL, not a failure), and the files read now reconcile."""
-    project = Project(tmp_path / "project")
-    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
-                             payload_kb=1, include_loops=False)
-    project.run_build()
+    (is_reconciled NULL, not a failure), and the files read now reconcile.
+
+    The lake before is a copy of the shared project's (its one build, left untouched), and
+    the next build reads the same output folder with one more run (no other test reads the
+    folder again)."""
+    project = Project(tmp_path / "project", output=imported.project.output_dir)
+    # (SQLite rebuilds the WAL index of the copy from its WAL)
+    shutil.copytree(imported.project.lake_dir, project.lake_dir,
+                    ignore=shutil.ignore_patterns("*-shm"))
+    sample = imported.sample
     con = duckdb.connect()
     try:
         lake.load_extensions(con)
@@ -410,11 +421,11 @@ def test_a_lake_from_before_the_line_counts_upgrades(tmp_path: Path) -> None:
             con.execute(f"alter table l.main.sw_import_log drop column {column}")
     finally:
         con.close()
-    later = generate_sample(project.output_dir / "later", runs=1, tests_per_eval=2, evals=1,
-                            payload_kb=1, include_loops=False, start="20260401T000000")
-    shutil.copytree(project.output_dir / "later" / "runs", project.output_dir / "runs",
+    assert LATER_RUN not in {p.name for p in (project.output_dir / "runs").iterdir()}
+    later = generate_sample(tmp_path / "later", runs=1, tests_per_eval=2, evals=1,
+                            payload_kb=1, include_loops=False, start=LATER_RUN)
+    shutil.copytree(tmp_path / "later" / "runs", project.output_dir / "runs",
                     dirs_exist_ok=True)
-    shutil.rmtree(project.output_dir / "later")
     _code, out = project.run_build()
     assert "ERROR=0" in out
     rows = project.query("select file, lines_read, is_reconciled from import_reconciliation")
