@@ -51,6 +51,51 @@ def _share_parse(target: Path) -> None:
         pass  # a build writing its parse now: the next call tries again
 
 
+IN_PROCESS = os.environ.get("SKILLWALKER_TESTS_DBT_SUBPROCESS") != "1"
+"""Plain dbt commands of the tests run in the test process (dbt's documented
+``dbtRunner``, as ``skillwalker-data build`` runs it): a new process would pay
+Python's and dbt's imports again, ~3 of a small build's ~20 CPU seconds.
+SKILLWALKER_TESTS_DBT_SUBPROCESS=1 runs each in a ``dbt`` subprocess instead."""
+
+
+def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run dbt as ``argv`` would, in this process (dbt's imports are paid once per test
+    process) with ``env`` as the environment and ``cwd`` as the working directory."""
+    if not IN_PROCESS:
+        return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=600)
+    import contextlib
+    import io
+
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    from dbt.cli.main import dbtRunner
+
+    from skillwalker_py.build import ingest
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = dbtRunner().invoke(argv[1:])
+    finally:
+        # dbt-duckdb keeps its DuckDB (and the lake attached to it) for the next invocation
+        # with the same profile, and the profile does not name the lake: start afresh
+        DuckDBConnectionManager.close_all_connections()  # type: ignore[no-untyped-call]
+        # a build holds its lake's lock until its process exits; here the build ends now
+        for key in list(ingest._LOCKS):
+            os.close(ingest._LOCKS.pop(key))
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    code = 0 if result.success else 2 if result.exception is not None else 1
+    if result.exception is not None:
+        err.write(f"{type(result.exception).__name__}: {result.exception}\n")
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
 @dataclass
 class DbtProject:
     """One isolated use of the dbt project."""
@@ -91,15 +136,8 @@ class DbtProject:
         return [str(DBT), *command.split(), *flags, *args]
 
     def dbt(self, command: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run a dbt command in a subprocess; fail the test with dbt's output if it fails."""
-        proc = subprocess.run(
-            self.dbt_command(command, *args),
-            env=self.env(),
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        """Run a dbt command (see :data:`IN_PROCESS`); a failure fails the test with its output."""
+        proc = _run_dbt(self.dbt_command(command, *args), self.env(), self.root)
         if self.project_dir == REPO:
             _share_parse(self.root / "target")
         if check and proc.returncode != 0:
