@@ -57,8 +57,10 @@ __all__ = [
     "ReplaceRunIdsError",
     "acquire_lock",
     "check_replace_run_ids",
+    "lock_wait_error",
     "plan_sql",
     "project_fingerprint",
+    "release_locks",
     "sanitize",
     "scan_lines",
     "stat_files",
@@ -593,6 +595,13 @@ def lock_wait_error(what: str, holder: str, timeout: float, *, longer: int) -> B
         f"waited {timeout:g} s. Run again when it has finished, or wait longer "
         f"(SKILLWALKER_LOCK_TIMEOUT={longer})"
     )
+
+
+def release_locks() -> None:
+    """Release every build lock this process holds (:func:`acquire_lock` keeps each until
+    the process exits): for a process that runs several builds in turn (``dbtRunner``)."""
+    for key in list(_LOCKS):
+        os.close(_LOCKS.pop(key))
 
 
 def acquire_lock(path: str | os.PathLike[str], *, timeout: float, what: str) -> str:

@@ -84,9 +84,7 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
         # dbt-duckdb keeps its DuckDB (and the lake attached to it) for the next invocation
         # with the same profile, and the profile does not name the lake: start afresh
         DuckDBConnectionManager.close_all_connections()  # type: ignore[no-untyped-call]
-        # a build holds its lake's lock until its process exits; here the build ends now
-        for key in list(ingest._LOCKS):
-            os.close(ingest._LOCKS.pop(key))
+        ingest.release_locks()  # the build ends here, not at the end of this process
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
