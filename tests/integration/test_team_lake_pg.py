@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from reliability._harness import Project, Running, cleaned_up
+from reliability._harness import Project, Running, cleaned_up, in_background
 
 from skillwalker_py import lake
 from skillwalker_py.sample import SampleSummary, generate_sample
@@ -152,7 +152,7 @@ class Reader:
                 self.half_done.append(f"snapshot {snapshot}, run {run}: {got} != {want}")
         self.seen.append((int(snapshot), runs))
 
-    def loop(self) -> None:
+    def run(self) -> None:
         while not self.stop.is_set():
             try:
                 self.read_once()
@@ -234,10 +234,7 @@ def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
     for m in members:
         expected.update(_expected_results(m.project.output_dir))
     readers = [Reader(config, expected) for _ in range(2)]
-    threads = [threading.Thread(target=r.loop, daemon=True) for r in readers]
-    for t in threads:
-        t.start()
-    try:
+    with in_background(readers):
         killed = ada.build()
         with cleaned_up(killed):
             assert killed.wait_for(MODEL_COMMITTED, timeout=600), killed.output()[-3000:]
@@ -253,11 +250,6 @@ def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
             codes = [code] + [b.wait(timeout=600) for b in builds]
         outputs = [out] + [b.output() for b in builds]
         time.sleep(0.5)
-    finally:
-        for r in readers:
-            r.stop.set()
-        for t in threads:
-            t.join(timeout=60)
     retries = sum(out.count("lost a commit race") for out in outputs)
     return Team(postgres, config, members, codes, outputs, killed_while_running, after, head,
                 after_other, config_after_other, head_after_other, readers, retries)

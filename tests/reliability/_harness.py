@@ -16,11 +16,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 from integration.conftest import DbtProject
@@ -83,6 +84,29 @@ def cleaned_up(*builds: Running) -> Iterator[None]:
         for build in builds:
             build.kill()
         raise
+
+
+class Loop(Protocol):
+    """A reader that loops in :meth:`run` until :attr:`stop` is set."""
+
+    stop: threading.Event
+
+    def run(self) -> None: ...
+
+
+@contextlib.contextmanager
+def in_background(loops: Sequence[Loop]) -> Iterator[None]:
+    """Run each loop in a thread of its own during the block; then stop them and wait."""
+    threads = [threading.Thread(target=loop.run, daemon=True) for loop in loops]
+    for t in threads:
+        t.start()
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.stop.set()
+        for t in threads:
+            t.join(timeout=60)
 
 
 @dataclass

@@ -33,7 +33,16 @@ from integration.conftest import REPO
 from skillwalker_py import lake, queries
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from ._harness import Project, Running, Snapshot, cleaned_up, diff, relations, snapshot_connection
+from ._harness import (
+    Project,
+    Running,
+    Snapshot,
+    cleaned_up,
+    diff,
+    in_background,
+    relations,
+    snapshot_connection,
+)
 
 MODEL_STARTED = "START sql incremental model"
 LOCKED_OUT = "another skillwalker build is running"
@@ -264,15 +273,12 @@ def growing(tmp_path_factory: pytest.TempPathFactory, history: Input,
         return runs, executions, len(details["summary"])
 
     readers = [Reader(sql_read), Reader(api_read)]
-    threads = [threading.Thread(target=r.run, daemon=True) for r in readers]
-    for t in threads:
-        t.start()
     held = lake.connect(folder)  # kept open across every later build
     assert held is not None
     seen_after_each_build = []
     saved: dict[int, Path] = {}
     try:
-        try:
+        with in_background(readers):
             for runs, everything in ((2, False), (3, False), (4, True)):
                 history.stage(project.output_dir, runs, everything=everything)
                 project.run_build(cli=True)
@@ -286,11 +292,6 @@ def growing(tmp_path_factory: pytest.TempPathFactory, history: Input,
                         saved[runs] = base / f"lake-{runs}"
                         shutil.copytree(folder, saved[runs])
             time.sleep(0.3)
-        finally:
-            for r in readers:
-                r.stop.set()
-            for t in threads:
-                t.join(timeout=60)
         yield Growing(project, readers, snapshots, read_states, seen_after_each_build,
                       held, saved)
     finally:
