@@ -13,8 +13,10 @@
     deleted, rows deleted since are inserted again; a table created since is
     emptied. The import log and the rejected lines go back with the rows, so
     the next build of the killed build's output folder reads its files again.
-    Views are not touched (every build replaces them), nor are columns (one added
-    since stays, NULL in the rows put back; one dropped since is not put back).
+    Views are not put back, nor are columns (one added since stays, NULL in the
+    rows put back; one dropped since is not put back): the finished builds'
+    views_fingerprint is cleared instead, so the next build replaces every view
+    (skillwalker_py.build.state.views_current).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
@@ -75,6 +77,13 @@
       {%- endif %}
       {%- endif %}
       {%- endfor %}
+      {#- the unfinished build may have replaced views, which are not put back: the lake
+          no longer vouches for them, and the next build replaces them all -#}
+      {%- if run_query("select count(*) from duckdb_columns() where database_name = " ~ sw_sql_string(alias)
+          ~ " and schema_name = " ~ sw_sql_string(target.schema)
+          ~ " and table_name = 'sw_builds' and column_name = 'views_fingerprint'").columns[0].values()[0] > 0 %}
+      update {{ sw_lake_table('sw_builds') }} set views_fingerprint = NULL where views_fingerprint is not null;
+      {%- endif %}
       commit;
     {%- endcall -%}
     {%- endif -%}

@@ -3,7 +3,9 @@
   The lake's bookkeeping tables (sources `lake.*` in models/storage/_lake__sources.yml):
     sw_import_log      one row per input file a build read (append-only)
     sw_rejected_lines  the rejected lines of the files last read
-    sw_builds          one row per finished build; its snapshot is what readers see
+    sw_builds          one row per finished build; its snapshot is what readers see;
+                       views_fingerprint: the project fingerprint the lake's views and
+                       seeds were built from (NULL: unknown, build them again)
   and, on a new lake, the target size of its Parquet files.
 -#}
 create table if not exists {{ sw_lake_table('sw_import_log') }} (
@@ -25,6 +27,8 @@ create table if not exists {{ sw_lake_table('sw_rejected_lines') }} (
 create table if not exists {{ sw_lake_table('sw_builds') }} (
     build_id VARCHAR, command VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
     runs_imported BIGINT, files_read BIGINT, lines_rejected BIGINT,
-    full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR
-)
+    full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR,
+    views_fingerprint VARCHAR
+);
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists views_fingerprint VARCHAR
 {%- endmacro %}

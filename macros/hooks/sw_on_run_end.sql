@@ -11,8 +11,25 @@
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
     {%- set failed_nodes = results | selectattr('node.resource_type', 'in', ['model', 'seed', 'snapshot']) | selectattr('status', 'in', ['error', 'skipped']) | list -%}
     {%- set failed_tests = results | selectattr('node.resource_type', 'equalto', 'test') | selectattr('status', 'in', ['fail', 'error', 'skipped']) | list -%}
-    {%- set selected = invocation_args_dict.get('select') or invocation_args_dict.get('exclude') or invocation_args_dict.get('selector') -%}
-    {%- set tests_passed = flags.WHICH == 'build' and not failed_tests and not selected -%}
+    {#- every data test of the project ran (whatever the selection) and passed -#}
+    {%- set all_tests = graph.nodes.values() | selectattr('resource_type', 'equalto', 'test') | list -%}
+    {%- set ran_tests = results | selectattr('node.resource_type', 'equalto', 'test') | list -%}
+    {%- set tests_passed = flags.WHICH == 'build' and not failed_tests and ran_tests | length == all_tests | length -%}
+    {#- the definitions (views and seeds): all built now, none (kept from the last
+        finished build: skillwalker-data build leaves them out when they are current,
+        skillwalker_py.build.state.views_current), or some (unknown: NULL) -#}
+    {%- set definitions = [] -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'seed' or (node.resource_type == 'model' and node.config.materialized == 'view') -%}
+      {%- do definitions.append(node.unique_id) -%}
+    {%- endfor -%}
+    {%- set touched = results | selectattr('node.unique_id', 'in', definitions) | list -%}
+    {%- if touched | length == 0 -%}
+      {%- set views_fingerprint = "(select views_fingerprint from " ~ sw_lake_table('sw_builds') ~ " order by finished_at desc limit 1)" -%}
+    {%- elif touched | selectattr('status', 'equalto', 'success') | list | length == definitions | length -%}
+      {%- set views_fingerprint = "s.project_fingerprint" -%}
+    {%- else -%}
+      {%- set views_fingerprint = "NULL" -%}
+    {%- endif -%}
     {%- if not failed_nodes -%}
       {#- readers of an embedded lake wait (skillwalker_py.lake.reading) while DuckLake's
           compaction rewrites files that earlier snapshots read too -#}
@@ -28,7 +45,7 @@
                (select count(*) from {{ log }} where build_id = s.build_id and kind = 'rows') as files_read,
                (select coalesce(sum(lines_rejected), 0) from {{ log }} where build_id = s.build_id) as lines_rejected,
                s.full_check as full_tests, {{ 'true' if tests_passed else 'false' }} as tests_passed,
-               s.project_fingerprint
+               s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint
         from memory.main.sw_build_state as s;
         call {{ target.database }}.set_commit_message('skillwalker', {{ sw_sql_string(sw_finished_message()) }},
                                                       extra_info => {{ sw_sql_string(tojson(info)) }});

@@ -10,11 +10,13 @@
   passing (this build's included, as its models commit them): a build's cost
   grows with its new data, not with the history. Cross-run views are checked
   when `full_check` is true. Every run is checked (`full_check`) on the first build, when
-  the project's files changed since the last build whose tests all passed,
+  the project's files (or the vars that shape its views) changed since the last
+  build whose tests all passed,
   when that build's tests did not all pass, with --full-refresh, var
   rebuild_storage or full_tests, and under `dbt test`.
 -#}
-{%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir()}) -%}
+{%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir(),
+                                                         'vars': invocation_args_dict.get('vars', {})}) -%}
 {%- set forced = var('full_tests', false) or var('rebuild_storage', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
 {%- set builds = sw_lake_table('sw_builds') -%}
 {%- set log = sw_lake_table('sw_import_log') -%}

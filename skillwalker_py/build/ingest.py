@@ -37,7 +37,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
 from skillwalker_py.runid import is_valid_run_id
 
 __all__ = [
+    "BUILD_VARS",
     "IMPORT_LOG",
     "LEGACY_UNIT",
     "MAX_LINE_BYTES",
@@ -57,6 +58,7 @@ __all__ = [
     "ReplaceRunIdsError",
     "acquire_lock",
     "check_replace_run_ids",
+    "declared_vars",
     "lock_wait_error",
     "plan_sql",
     "project_fingerprint",
@@ -561,11 +563,40 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
 # --------------------------------------------------------------------------- project, lock
 
 
-def project_fingerprint(project_dir: str | os.PathLike[str]) -> str:
-    """sha256 over the dbt project's own files (models, macros, seeds, tests, dbt_project.yml).
+BUILD_VARS = frozenset({
+    "output_dir", "replace_run_ids", "forget_run_ids", "rebuild_storage", "full_tests",
+    "lock_timeout_seconds", "snapshot_retention_days", "file_deletion_delay_hours",
+    "lake_target_file_size",
+})
+"""The project's vars that steer a build (what it reads, imports, checks and keeps) but
+never what a view returns. Every other var (``flaky_window``, and any var added later)
+shapes the views: it is part of :func:`project_fingerprint`."""
 
-    A build records it in ``sw_builds``; the next build checks every run
-    again when it differs (the project changed).
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for package in ("dbt-core", "dbt-duckdb"):
+        try:
+            found.append(f"{package}=={version(package)}")
+        except PackageNotFoundError:  # pragma: no cover - both are dependencies
+            found.append(f"{package}: none")
+    return ",".join(found)
+
+
+def project_fingerprint(
+    project_dir: str | os.PathLike[str], dbt_vars: Mapping[str, Any] | None = None
+) -> str:
+    """sha256 over what a build's SQL is made of: the dbt project's own files (models,
+    macros, seeds, tests, dbt_project.yml), the vars given that shape the views (all but
+    :data:`BUILD_VARS`; a var given its default value counts as not given), and the
+    versions of dbt-core and dbt-duckdb.
+
+    A build records it in ``sw_builds``. The next build checks every run again
+    when it differs (``sw_test_scope_sql``), and ``skillwalker-data build``
+    replaces the views only when it differs from the one the lake's views were
+    built from (:func:`skillwalker_py.build.state.views_current`).
     """
     root = Path(project_dir)
     digest = hashlib.sha256()
@@ -581,7 +612,26 @@ def project_fingerprint(project_dir: str | os.PathLike[str]) -> str:
         with contextlib.suppress(FileNotFoundError):
             digest.update(path.read_bytes())
         digest.update(b"\0")
+    defaults = declared_vars(root) if (root / "dbt_project.yml").is_file() else {}
+    shaping = {
+        name: value for name, value in (dbt_vars or {}).items()
+        if name not in BUILD_VARS and defaults.get(name, _ABSENT) != value
+    }  # fmt: skip
+    digest.update(json.dumps(shaping, sort_keys=True, default=str).encode())
+    digest.update(b"\0")
+    digest.update(_versions().encode())
     return digest.hexdigest()
+
+
+_ABSENT = object()
+
+
+def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The vars the dbt project declares (``vars:`` in dbt_project.yml) with their defaults."""
+    import yaml
+
+    spec = yaml.safe_load((Path(project_dir) / "dbt_project.yml").read_text(encoding="utf-8"))
+    return dict(spec.get("vars") or {})
 
 
 _LOCKS: dict[str, int] = {}

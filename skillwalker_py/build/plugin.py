@@ -22,7 +22,8 @@ registers scalar functions that take and return JSON text:
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
-- ``sw_project_fingerprint``: a hash of the project's files (data-test scope);
+- ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
+  views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
   maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait),
   ``{"action": "end"}`` releases it (``on-run-end``, around DuckLake's compaction).
@@ -50,6 +51,15 @@ TEAM_LOCK_TIMEOUT = 1800.0
 LAKE_SECRET = "skillwalker_lake"
 LAKE_PATH = f"ducklake:{LAKE_SECRET}"
 """The profile attaches this: a DuckLake secret made from the environment (:func:`build_lake`)."""
+
+
+def _given_vars(value: Any) -> dict[str, Any]:
+    """dbt's ``invocation_args_dict['vars']``: a mapping, or its YAML text ({} when none)."""
+    if isinstance(value, str):
+        import yaml
+
+        value = yaml.safe_load(value) if value.strip() else {}
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def build_lake() -> lake.LakeConfig:
@@ -162,7 +172,9 @@ class Plugin(BasePlugin):
                 )
             ),
             "sw_project_fingerprint": _json_udf(
-                lambda args: ingest.project_fingerprint(args["project_dir"])
+                lambda args: ingest.project_fingerprint(
+                    args["project_dir"], _given_vars(args.get("vars"))
+                )
             ),
             "sw_maintenance_window": _json_udf(self._maintenance_window),
         }

@@ -1,7 +1,8 @@
 """What the ``skillwalker-data`` command asks of the lake before it runs dbt.
 
-* :func:`up_to_date`: whether a ``dbt build`` would import and check nothing
-  new, so the command can skip dbt's start-up (several seconds);
+* :func:`lake_state`: whether a ``dbt build`` would import and check nothing
+  new, so the command can skip dbt's start-up (several seconds), and whether
+  the lake's views are current, so the build can leave them out;
 * :func:`runs_not_in_output`: the runs a rebuild from the output folder would
   lose (they are in the lake, their files are gone).
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +27,13 @@ from skillwalker_py.build import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
 
 __all__ = [
+    "LakeState",
     "delete_run_files",
+    "lake_state",
     "run_files",
     "runs_in_lake",
     "runs_not_in_output",
     "storage_sources",
-    "up_to_date",
 ]
 
 SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
@@ -46,34 +50,61 @@ def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, 
     }
 
 
-def up_to_date(project_dir: Path, output_dir: Path, config: LakeConfig) -> bool:
-    """True when a ``dbt build`` would import nothing and check nothing new.
+@dataclass(frozen=True)
+class LakeState:
+    """What a ``dbt build`` of the project would have to do on the lake as it is now."""
 
-    That is: the lake's latest snapshot is a finished build's (no build was
-    interrupted since), that build's data tests all passed on the project as
-    it is now (same :func:`~skillwalker_py.build.ingest.project_fingerprint`), and
-    no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
-    which also sees runs newly listed in ``.re-evaluated-runs.json``).
+    up_to_date: bool
+    """It would import nothing and check nothing new (dbt need not run)."""
+    views_current: bool
+    """The lake's views and seeds are what the project (with these vars) builds: a build
+    may leave them out."""
+
+
+def lake_state(
+    project_dir: Path, output_dir: Path, config: LakeConfig,
+    dbt_vars: Mapping[str, Any] | None = None,
+) -> LakeState:
+    """Read what :class:`LakeState` says from the lake, with the build's own rules.
+
+    Both need the lake's latest snapshot to be a finished build's (no build was
+    interrupted since: it may have replaced views, and what it committed is undone
+    by the next build) and compare that build's row in ``sw_builds`` with
+    :func:`~skillwalker_py.build.ingest.project_fingerprint` of the project now:
+
+    * ``views_current``: the views and seeds were built from the same fingerprint
+      (``views_fingerprint``, kept by builds that left them out);
+    * ``up_to_date``: that build's data tests all passed on the same fingerprint, and
+      no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
+      which also sees runs newly listed in ``.re-evaluated-runs.json``).
     """
+    nothing = LakeState(up_to_date=False, views_current=False)
     con = open_instance(config, ALIAS)
     if con is None:
-        return False
+        return nothing
     try:
         finished = finished_snapshot(con, ALIAS)
         latest = con.execute(f"select max(snapshot_id) from ducklake_snapshots('{ALIAS}')")
         if finished is None or latest.fetchone() != (finished,):
-            return False
-        last = con.execute(
-            f"select tests_passed, project_fingerprint from {ALIAS}.main.sw_builds "
-            "order by finished_at desc limit 1"
-        ).fetchone()
-        if last is None or not last[0] or last[1] != ingest.project_fingerprint(project_dir):
-            return False
+            return nothing
+        try:
+            last = con.execute(
+                f"select tests_passed, project_fingerprint, views_fingerprint "
+                f"from {ALIAS}.main.sw_builds order by finished_at desc limit 1"
+            ).fetchone()
+        except duckdb.BinderException:  # a lake last built before views_fingerprint
+            return nothing
+        if last is None:
+            return nothing
+        fingerprint = ingest.project_fingerprint(project_dir, dbt_vars)
+        views_current = last[2] == fingerprint
+        if not last[0] or last[1] != fingerprint:
+            return LakeState(up_to_date=False, views_current=views_current)
         for table, meta in storage_sources(project_dir).items():
             sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
             if con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() != (0,):
-                return False
-        return True
+                return LakeState(up_to_date=False, views_current=views_current)
+        return LakeState(up_to_date=True, views_current=views_current)
     finally:
         con.close()
 

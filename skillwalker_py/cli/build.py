@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from skillwalker_py import queries
-from skillwalker_py.build import conflicts
+from skillwalker_py.build import conflicts, ingest
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import Progress
@@ -39,12 +39,6 @@ __all__ = ["register", "validate_vars"]
 # The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
 _NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
 _RUN_ID_LISTS = ("replace_run_ids", "forget_run_ids")
-
-
-def project_vars(project: Path) -> dict[str, Any]:
-    """The vars the dbt project declares (``vars:`` in dbt_project.yml) with their defaults."""
-    spec = yaml.safe_load((project / "dbt_project.yml").read_text(encoding="utf-8"))
-    return dict(spec.get("vars") or {})
 
 
 def _type_name(kind: type) -> str:
@@ -101,9 +95,18 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- running dbt
 
+KEEP_VIEWS = ["--exclude", "config.materialized:view", "resource_type:seed",
+              "--indirect-selection", "empty"]
+"""dbt arguments of a build that leaves the views and seeds as they are (they are current:
+:func:`skillwalker_py.build.state.lake_state`): every storage table and every data test
+still runs (``empty``: leaving out a view does not leave out its data tests)."""
 
-def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str]) -> int:
+
+def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
+            views_kept: bool = False) -> int:
     """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
+
+    ``views_kept``: ``extra`` holds :data:`KEEP_VIEWS` (the progress says so).
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     """
@@ -125,7 +128,8 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
         for name in ("SKILLWALKER_LAKE_CATALOG", "SKILLWALKER_LAKE_DATA_PATH"):
             os.environ.pop(name, None)
     verbose = bool(getattr(args, "verbose", False))
-    progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False))
+    progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False),
+                        views_kept=views_kept)
     argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
     if not verbose:
         argv += ["--log-level", "none"]
@@ -209,7 +213,7 @@ def _check_output_dir(output: Path) -> None:
 def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The vars of ``--vars`` and of a ``--vars`` among the extra dbt arguments, validated
     (merged, the later wins), and the extra arguments without them."""
-    declared = project_vars(project_dir())
+    declared = ingest.declared_vars(project_dir())
     texts = [args.vars] if getattr(args, "vars", None) else []
     rest: list[str] = []
     i = 0
@@ -238,9 +242,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     dbt_vars, more = _given_vars(args, more)
     proj = project_dir()
     config = lake_config(args, as_of=False)
-    if not (args.force or args.select or more or dbt_vars) and build_state.up_to_date(
-        proj, where.output, config
-    ):
+    lake = build_state.lake_state(proj, where.output, config, dbt_vars)
+    if not (args.force or args.select or more or dbt_vars) and lake.up_to_date:
         print(
             "skillwalker-data: nothing new to import and the project is unchanged since the "
             "last build whose data tests all passed; dbt not run (--force runs it anyway)"
@@ -250,10 +253,10 @@ def cmd_build(args: argparse.Namespace) -> int:
             n = rows[0]["n"]
             print(f"skillwalker-data: {n} rejected input lines: skillwalker-data rejected")
         return 0
-    extra: list[str] = []
-    if args.select:
-        extra += ["--select", *args.select]
-    return run_dbt(args, dbt_vars, extra + more)
+    # --force replaces the views too (a way to mend a view changed by hand)
+    keep = lake.views_current and not (args.force or args.select or more)
+    extra = ["--select", *args.select] if args.select else KEEP_VIEWS if keep else []
+    return run_dbt(args, dbt_vars, extra + more, views_kept=keep)
 
 
 def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
@@ -360,7 +363,8 @@ def register(
     p = sub.add_parser("build", parents=[builder], help="import new runs and rebuild the views")
     p.add_argument(
         "--force", action="store_true",
-        help="run dbt even when nothing is new and the project is unchanged",
+        help="run dbt even when nothing is new and the project is unchanged, and build "
+        "the views and seeds again even when they are current",
     )  # fmt: skip
     p.add_argument("--select", nargs="+", help="dbt node selection")
     p.add_argument(

@@ -34,9 +34,11 @@ def _plural(n: int, word: str) -> str:
 class Progress:
     """Progress of one build; ``enabled`` False (--verbose: dbt prints) keeps only the summary."""
 
-    def __init__(self, *, enabled: bool, lake: LakeConfig) -> None:
+    def __init__(self, *, enabled: bool, lake: LakeConfig, views_kept: bool = False) -> None:
         self.enabled = enabled
         self.lake = lake
+        self.views_kept = views_kept
+        """The build leaves the views and seeds out (they are current)."""
         # a bar needs a terminal with a width (a pty of 0 columns draws nothing)
         self.terminal = enabled and sys.stderr.isatty() and shutil.get_terminal_size((0, 0))[0] > 0
         self.bar: Any = None
@@ -155,6 +157,9 @@ class Progress:
         if self.counts["view"] or self.counts["seed"]:
             self._line(f"{PREFIX} views: {self.counts['view']} built, "
                        f"seeds: {self.counts['seed']} loaded")  # fmt: skip
+        elif self.views_kept:
+            self._line(f"{PREFIX} views and seeds: unchanged since the last build, kept "
+                       "(--force builds them again)")  # fmt: skip
         tests = {k.split(":", 1)[1]: v for k, v in self.counts.items() if k.startswith("test:")}
         if tests:
             parts = ", ".join(f"{v} {k}" for k, v in sorted(tests.items()))

@@ -26,7 +26,7 @@ import pytest
 from skillwalker_py import lake, queries
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from .conftest import DbtProject
+from .conftest import REPO, DbtProject
 
 CLI = Path(sys.executable).with_name("skillwalker-data")
 SKIPPED = "nothing new to import"
@@ -82,6 +82,8 @@ class Built:
     sample: SampleSummary
     first_screen: str
     """What the first build (on a terminal, into an empty lake) drew."""
+    second_output: str
+    """What the second build printed."""
 
     def restore(self, state: str) -> DbtProject:
         """The project as the ``state`` build (one of :data:`STATES`) left it."""
@@ -105,17 +107,33 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     lines = results.read_bytes().splitlines(keepends=True)
     results.write_bytes(b"".join(lines[: len(lines) - sample.reevaluated_results_lines]))
     screen = _build_on_a_terminal(project)
+    second = ""
     for state in STATES:
         for folder in (project.output_dir, project.lake_dir):
             shutil.copytree(folder, saved / state / folder.name, symlinks=True)
         if state == "first":
             results.write_bytes(b"".join(lines))  # the re-evaluation's lines
-            _build(project)
-    return Built(root, saved, sample, screen)
+            second = _build(project).stdout
+    return Built(root, saved, sample, screen, second)
+
+
+VIEWS = sum(1 for d in ("marts", "intermediate") for _ in (REPO / "models" / d).glob("*.sql"))
+VIEWS_BUILT = f"skillwalker-data: views: {VIEWS} built, seeds: 3 loaded"
+VIEWS_KEPT = "skillwalker-data: views and seeds: unchanged since the last build, kept"
+
+
+def _window(project: DbtProject) -> int:
+    """The most recent results test_history counts for a test: min(runs, flaky_window)."""
+    (n,) = project.query("select max(recent_runs) from test_history")[0]
+    return int(n)
 
 
 def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
+    """dbt is skipped when nothing is new; the views and seeds are left out of a build
+    when the last finished build built them from the same project and vars."""
     assert SKIPPED not in built.first_screen  # first build
+    assert VIEWS_BUILT in built.first_screen
+    assert VIEWS_KEPT in built.second_output and VIEWS_BUILT not in built.second_output
     project, summary = built.restore("second"), built.sample
     assert SKIPPED in _build(project).stdout  # nothing new
     forced = _build(project, "--force").stdout.splitlines()
@@ -123,20 +141,30 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     assert forced[-1].endswith(": 0 runs imported from 0 files, no line rejected; readers see "
                                f"this build in {project.lake_dir} (skillwalker-data summaries)")
     assert "skillwalker-data: imported test_run: nothing new" in forced
+    assert VIEWS_BUILT in forced  # --force builds the views again
 
     # a run whose results were re-evaluated and newly listed in the marker
     marker = project.output_dir / ".re-evaluated-runs.json"
     listed = json.loads(marker.read_text()) if marker.exists() else []
     run = next(r for r in summary.run_ids if r not in listed)
     marker.write_text(json.dumps(sorted([*listed, run])))
-    assert SKIPPED not in _build(project).stdout
+    out = _build(project).stdout
+    assert SKIPPED not in out and VIEWS_KEPT in out
     assert SKIPPED in _build(project).stdout
 
-    # a line appended to a run's file
+    # a var that shapes a view: the views are built again (and each run is checked)
+    assert _window(project) == 3  # three runs, flaky_window 5
+    out = _build(project, "--vars", "{flaky_window: 1}").stdout
+    assert VIEWS_BUILT in out, out
+    assert _window(project) == 1
+
+    # a line appended to a run's file (and the default flaky_window again)
     path = project.output_dir / "runs" / summary.run_ids[0] / "test-config.jsonl"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("not json\n")
-    assert SKIPPED not in _build(project).stdout
+    out = _build(project).stdout
+    assert SKIPPED not in out and VIEWS_BUILT in out
+    assert _window(project) == 3
     (n,) = project.query("select count(*) from rejected_lines")[0]
     assert n == 1
     skipped = _build(project).stdout

@@ -328,3 +328,40 @@ def test_project_fingerprint_changes_with_a_model(tmp_path: Path) -> None:
     assert ingest.project_fingerprint(tmp_path) == before
     model.write_text("select 2", encoding="utf-8")
     assert ingest.project_fingerprint(tmp_path) != before
+
+
+def test_project_fingerprint_counts_the_vars_that_shape_the_views(tmp_path: Path) -> None:
+    """A var that shapes a view changes the fingerprint (the views are built again and every
+    run is checked); its default value, and the vars that only steer a build, do not."""
+    _write(tmp_path / "dbt_project.yml", "name: x\nvars:\n  flaky_window: 5\n  full_tests: false\n")
+    _write(tmp_path / "models" / "a.sql", "select 1")
+    plain = ingest.project_fingerprint(tmp_path)
+    assert ingest.project_fingerprint(tmp_path, {}) == plain
+    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 5}) == plain  # the default
+    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 3}) != plain
+    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 3}) == \
+        ingest.project_fingerprint(tmp_path, {"flaky_window": 3, "full_tests": True})
+    steering = {"full_tests": True, "replace_run_ids": ["20260301T090000"],
+                "forget_run_ids": "20260301T090000", "rebuild_storage": True,
+                "snapshot_retention_days": 1, "lake_target_file_size": "1MB"}
+    assert ingest.project_fingerprint(tmp_path, steering) == plain
+    # a var the project does not declare counts too (default-deny)
+    assert ingest.project_fingerprint(tmp_path, {"new_var": 1}) != plain
+
+
+def test_every_var_either_steers_a_build_or_shapes_a_view() -> None:
+    """ingest.BUILD_VARS names the vars that never change what a view returns: none of them
+    is read by a view (its model or a macro of the marts), and every other var is."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    declared = ingest.declared_vars(root)
+    view_sql = "\n".join(
+        p.read_text(encoding="utf-8")
+        for folder in ("models/intermediate", "models/marts", "macros/marts")
+        for p in (root / folder).glob("*.sql")
+    )
+    read = set(re.findall(r"var\(\s*'(\w+)'", view_sql))
+    assert set(declared) >= ingest.BUILD_VARS, ingest.BUILD_VARS - set(declared)
+    assert read & ingest.BUILD_VARS == set()
+    assert set(declared) - ingest.BUILD_VARS == read

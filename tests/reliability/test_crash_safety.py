@@ -65,13 +65,16 @@ class CrashRig:
     built_run: str
     """A run that is in the first build (for the replace list)."""
 
-    def problems_after_kill(self, lane: Lane) -> list[str]:
-        """What is wrong with what a reader of the lake sees right now."""
+    def problems_after_kill(self, lane: Lane, views: frozenset[str] = frozenset()) -> list[str]:
+        """What is wrong with what a reader of the lake sees right now. ``views``: views the
+        killed build defined otherwise (a build that finished shows its own)."""
         try:
             seen = relations(lane.work.lake_dir)
         except Exception as exc:
             return [f"the lake cannot be read: {exc}"]
-        if seen != self.before and seen != self.reference:
+        new = {k: v for k, v in seen.items() if k not in views}
+        if seen != self.before and new != {k: v for k, v in self.reference.items()
+                                           if k not in views}:
             return ["readers see neither the previous build nor the new one:\n"
                     + diff(seen, self.before)]
         return []
@@ -184,29 +187,39 @@ def test_sigkill_at_random_moments(rig: CrashRig) -> None:
     assert sum(1 for r in report if r.endswith("killed")) >= KILLS // 2, "\n".join(report)
 
 
-# (name, text the build prints just before the moment, seconds after it)
+# (name, text the build prints just before the moment, seconds after it, build arguments)
 POINTS = [
-    ("right after the first storage table committed its rows", FIRST_COMMIT, 0.0),
-    ("while the build finishes (maintenance, the last commit)", END_HOOK, 0.0),
-    ("during the finishing step, a little later", END_HOOK, 0.3),
+    ("right after the first storage table committed its rows", FIRST_COMMIT, 0.0, ()),
+    ("while the build finishes (maintenance, the last commit)", END_HOOK, 0.0, ()),
+    ("during the finishing step, a little later", END_HOOK, 0.3, ()),
+    # its test_history differs (it counts the last result only): the recovery build, with
+    # the project's own vars, must build every view again, not keep the killed build's
+    ("while a build with other views finishes", END_HOOK, 0.0,
+     ("--vars", "{flaky_window: 1}")),
 ]
+OTHER_VIEWS = frozenset({"test_history"})
 
 
 def test_sigkill_at_chosen_moments(rig: CrashRig) -> None:
-    """SIGKILL after a table committed (the run must not be skipped as 'nothing new')
-    and while the build finishes (a failed last step cannot wedge later builds)."""
+    """SIGKILL after a table committed (the run must not be skipped as 'nothing new'),
+    while the build finishes (a failed last step cannot wedge later builds), and after a
+    build replaced the views with others (the next build must not keep them)."""
 
-    def scenario(point: str, text: str, delay: float) -> Callable[[Lane], list[str]]:
+    def scenario(point: str, text: str, delay: float,
+                 args: tuple[str, ...]) -> Callable[[Lane], list[str]]:
         def run(lane: Lane) -> list[str]:
             lane.restore()
-            running = lane.work.start(cli=True)
+            running = lane.work.start(*args, cli=True)
             with cleaned_up(running):
                 if not running.wait_for(text):
                     return [f"{point}: the build never printed {text!r}"]
                 time.sleep(delay)
             running.kill()
-            problems = rig.problems_after_kill(lane)
+            problems = rig.problems_after_kill(lane, OTHER_VIEWS if args else frozenset())
             problems += [f"recovery: {p}" for p in rig.problems_after_recovery(lane)]
+            if args and not problems:  # the views are the project's, not the killed build's
+                window = lane.work.query("select max(recent_runs) from test_history")
+                problems += [] if window[0][0] > 1 else [f"test_history counts {window}"]
             return [f"{point}: {p}" for p in problems]
 
         return run
