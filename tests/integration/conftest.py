@@ -3,7 +3,9 @@
 `project` gives a :class:`DbtProject`: its own output folder and lake under
 ``tmp_path``, its own dbt target and log directories (so tests never share
 state or write into the checkout), and helpers to write JSONL, build and
-query the lake as readers see it (the last finished build).
+query the lake as readers see it (the last finished build). A build without
+arguments leaves out current views and seeds, as ``skillwalker-data build``
+does; a first build, and a build with arguments, builds everything.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
+from skillwalker_py.build import state as build_state
+from skillwalker_py.cli.build import KEEP_VIEWS
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
@@ -143,7 +147,20 @@ class DbtProject:
         return proc
 
     def build(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """``dbt build``; without arguments, as ``skillwalker-data build`` runs it: leaving
+        out the views and seeds when the lake's are current (:func:`keeps_views`)."""
+        if not args and self.keeps_views():
+            args = tuple(KEEP_VIEWS)
         return self.dbt("build", *args, check=check)
+
+    def keeps_views(self) -> bool:
+        """Whether ``skillwalker-data build`` would leave out the views and seeds now (an
+        embedded lake whose views were built from this project: ``lake_state``)."""
+        if "SKILLWALKER_LAKE_CATALOG" in self.extra_env or not self.lake_dir.exists():
+            return False
+        state = build_state.lake_state(self.project_dir, self.output_dir,
+                                       lake.LakeConfig.from_dir(self.lake_dir))
+        return state.views_current
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A reader's connection: the last finished build (fails the test before any)."""
