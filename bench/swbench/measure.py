@@ -115,6 +115,36 @@ def _cli_noop(project: Project, layout: Layout, n: int, repeat: int) -> Json | N
     return out
 
 
+def _cli_incremental(project: Project, layout: Layout, n: int, repeat: int,
+                     plain: list[Measured]) -> Json | None:
+    """``skillwalker-data build`` of the same +1 run (the lake put back before each): it
+    leaves out the views and seeds, which the plain ``dbt build`` of ``plain`` rebuilt."""
+    if not CLI.is_file():
+        return None
+    ms: list[Measured] = []
+    for i in range(repeat):
+        project.restore_snapshot()
+        log_dir = project.next_log_dir(f"{layout} N={n} cli +1 run #{i + 1}")
+        env = project.env(log_dir)
+        env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
+        m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
+                         label=f"cli +1 run #{i + 1}")
+        if m.returncode != 0:
+            raise fail_with_output(m, "skillwalker-data build (+1 run)")
+        log(f"    skillwalker-data build, +1 run #{i + 1}: {m.wall_s:.2f} s")
+        ms.append(m)
+    out = samples_json(ms)
+    text = (ms[-1].log_dir / "stdout.txt").read_text(errors="replace")
+    out["kept_views"] = "views and seeds: unchanged" in text
+    cpu = [m.cpu_s for m in ms if m.cpu_s is not None]
+    plain_cpu = [m.cpu_s for m in plain if m.cpu_s is not None]
+    out["over_dbt_build"] = round(median([m.wall_s for m in ms]) /
+                                  median([m.wall_s for m in plain]), 3)
+    out["over_dbt_build_cpu"] = (round(median(cpu) / median(plain_cpu), 3)
+                                 if cpu and plain_cpu else None)
+    return out
+
+
 def measure_layout(series: Series, plan: Plan, pool: Pool, project: Project,
                    layout: Layout) -> Json:
     """Every figure of one layout of a series (the project's paths never change)."""
@@ -177,6 +207,8 @@ def measure_layout(series: Series, plan: Plan, pool: Pool, project: Project,
             "incremental_ratio_cpu": (round(median(inc_cpu) / median(base_cpu), 3)
                                       if inc_cpu and base_cpu else None),
         })
+        if is_largest and plan.engine:  # the same run by the command users run
+            entry["cli_incremental"] = _cli_incremental(project, layout, n, r, incremental)
         sizes[str(n)] = entry
         rmtree(project.snapshot)
         if is_largest:

@@ -148,6 +148,13 @@ def format_layout(layout: str, lr: Json) -> list[str]:
         if cli:
             lines.append(f"skillwalker-data build with nothing new: {cli['median_s']:.2f} s "
                          f"(skipped dbt: {cli['skipped_dbt']})")
+        inc = largest.get("cli_incremental")
+        if inc:
+            lines.append(
+                f"skillwalker-data build, +1 run at N={e['n']}: {inc['median_s']:.2f} s "
+                f"{inc['samples_s']} = {inc['over_dbt_build']:.2f} x the plain dbt build "
+                f"(in CPU s: {inc['over_dbt_build_cpu']}; views and seeds kept: "
+                f"{inc['kept_views']})")
         lines.append(
             f"engine ratio (N={e['n']}, {mib(e['input_bytes'])}): (full {e['full_build_s']:.2f}"
             f" s - no-op {e['noop_s']:.2f} s) / bare COPY {e['bare_copy_statement_s']:.2f} s "

@@ -63,8 +63,10 @@ def test_quick_benchmark_writes_every_figure(tmp_path: Path) -> None:
         _positive(s["lake_bytes"], (layout, "lake bytes"))
         _positive(lr["peak_rss_mb"], (layout, "peak RSS"))
         assert s["incremental"]["breakdown"]["phases"]
-        # the CLI skips dbt when nothing is new
+        # the CLI skips dbt when nothing is new, and leaves the current views out of a +1 run
         assert s["cli_noop"]["skipped_dbt"] is True
+        assert s["cli_incremental"]["kept_views"] is True
+        _positive(s["cli_incremental"]["over_dbt_build"], (layout, "cli +1 over dbt +1"))
         # engine ratio: on tiny data full - no-op is noise and may be <= 0, so only finite
         engine = lr["engine"]
         _positive(engine["bare_copy_statement_s"], (layout, "bare COPY"))
