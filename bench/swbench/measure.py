@@ -94,25 +94,33 @@ def _engine(project: Project, pool: Pool, layout: Layout, n: int, full: Measured
     return engine
 
 
+def _cli_builds(project: Project, what: str, repeat: int, *,
+                restore: bool = False) -> tuple[list[Measured], str]:
+    """``skillwalker-data build`` ``repeat`` times (``restore``: the lake copy put back before
+    each): the measurements, and what the last one printed."""
+    ms: list[Measured] = []
+    for i in range(repeat):
+        if restore:
+            project.restore_snapshot()
+        label = f"cli {what} #{i + 1}"
+        log_dir = project.next_log_dir(label)
+        env = project.env(log_dir)
+        env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
+        m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
+                         label=label)
+        if m.returncode != 0:
+            raise fail_with_output(m, f"skillwalker-data build ({what})")
+        log(f"    skillwalker-data build, {what} #{i + 1}: {m.wall_s:.2f} s")
+        ms.append(m)
+    return ms, (ms[-1].log_dir / "stdout.txt").read_text(errors="replace")
+
+
 def _cli_noop(project: Project, layout: Layout, n: int, repeat: int) -> Json | None:
     """``skillwalker-data build`` when nothing is new (it skips dbt): what users pay."""
     if not CLI.is_file():
         return None
-    ms: list[Measured] = []
-    for i in range(repeat):
-        log_dir = project.next_log_dir(f"{layout} N={n} cli no-op #{i + 1}")
-        env = project.env(log_dir)
-        env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
-        m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
-                         label=f"cli no-op #{i + 1}")
-        if m.returncode != 0:
-            raise fail_with_output(m, "skillwalker-data build (no-op)")
-        log(f"    skillwalker-data build, nothing new #{i + 1}: {m.wall_s:.2f} s")
-        ms.append(m)
-    out = samples_json(ms)
-    text = (ms[-1].log_dir / "stdout.txt").read_text(errors="replace")
-    out["skipped_dbt"] = "nothing new" in text
-    return out
+    ms, text = _cli_builds(project, f"{layout} N={n} nothing new", repeat)
+    return {**samples_json(ms), "skipped_dbt": "nothing new" in text}
 
 
 def _cli_incremental(project: Project, layout: Layout, n: int, repeat: int,
@@ -121,28 +129,17 @@ def _cli_incremental(project: Project, layout: Layout, n: int, repeat: int,
     leaves out the views and seeds, which the plain ``dbt build`` of ``plain`` rebuilt."""
     if not CLI.is_file():
         return None
-    ms: list[Measured] = []
-    for i in range(repeat):
-        project.restore_snapshot()
-        log_dir = project.next_log_dir(f"{layout} N={n} cli +1 run #{i + 1}")
-        env = project.env(log_dir)
-        env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
-        m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
-                         label=f"cli +1 run #{i + 1}")
-        if m.returncode != 0:
-            raise fail_with_output(m, "skillwalker-data build (+1 run)")
-        log(f"    skillwalker-data build, +1 run #{i + 1}: {m.wall_s:.2f} s")
-        ms.append(m)
-    out = samples_json(ms)
-    text = (ms[-1].log_dir / "stdout.txt").read_text(errors="replace")
-    out["kept_views"] = "views and seeds: unchanged" in text
+    ms, text = _cli_builds(project, f"{layout} N={n} +1 run", repeat, restore=True)
     cpu = [m.cpu_s for m in ms if m.cpu_s is not None]
     plain_cpu = [m.cpu_s for m in plain if m.cpu_s is not None]
-    out["over_dbt_build"] = round(median([m.wall_s for m in ms]) /
-                                  median([m.wall_s for m in plain]), 3)
-    out["over_dbt_build_cpu"] = (round(median(cpu) / median(plain_cpu), 3)
-                                 if cpu and plain_cpu else None)
-    return out
+    return {
+        **samples_json(ms),
+        "kept_views": "views and seeds: unchanged" in text,
+        "over_dbt_build": round(median([m.wall_s for m in ms]) /
+                                median([m.wall_s for m in plain]), 3),
+        "over_dbt_build_cpu": (round(median(cpu) / median(plain_cpu), 3)
+                               if cpu and plain_cpu else None),
+    }
 
 
 def measure_layout(series: Series, plan: Plan, pool: Pool, project: Project,
