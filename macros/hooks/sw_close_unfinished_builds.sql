@@ -16,7 +16,7 @@
     Views are not put back, nor are columns (one added since stays, NULL in the
     rows put back; one dropped since is not put back): the finished builds'
     views_fingerprint is cleared instead, so the next build replaces every view
-    (skillwalker_py.build.state.views_current).
+    (skillwalker_py.build.state.lake_state).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 

@@ -596,7 +596,7 @@ def project_fingerprint(
     A build records it in ``sw_builds``. The next build checks every run again
     when it differs (``sw_test_scope_sql``), and ``skillwalker-data build``
     replaces the views only when it differs from the one the lake's views were
-    built from (:func:`skillwalker_py.build.state.views_current`).
+    built from (:func:`skillwalker_py.build.state.lake_state`).
     """
     root = Path(project_dir)
     digest = hashlib.sha256()
