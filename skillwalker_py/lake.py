@@ -472,6 +472,8 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
 def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> LakeConfig:
     """The lake as readers saw it after ``build``: a build id (or a unique prefix of one),
     ``latest``, ``previous`` (the finished build before the latest), or a snapshot id.
+    Digits name the finished build with that snapshot if there is one, else the build
+    whose id starts with them (an id is hexadecimal: its start may be all digits).
 
     Query functions and :func:`connect` given the result read that build.
     Raises :class:`LakeError` for an unknown, ambiguous or expired build.
@@ -484,14 +486,14 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
         if len(readable) <= index:
             raise LakeError(f"the lake has no {build} build ({len(readable)} readable builds)")
         chosen = readable[index]
-    elif build.isdigit():
-        matches = [b for b in readable if b["snapshot_id"] == int(build)]
-        if not matches:
-            raise LakeError(f"no finished build has snapshot {build}: `skillwalker-data builds`")
-        chosen = matches[0]
+    elif build.isdigit() and any(b["snapshot_id"] == int(build) for b in readable):
+        chosen = next(b for b in readable if b["snapshot_id"] == int(build))
     else:
         matches = [b for b in listed if str(b["build_id"]).startswith(build)]
         if len(matches) != 1:
+            if not matches and build.isdigit():
+                raise LakeError(f"no finished build has snapshot {build}, nor an id starting "
+                                f"{build!r}: `skillwalker-data builds`")
             what = "no build" if not matches else f"{len(matches)} builds"
             raise LakeError(f"{what} with an id starting {build!r}: `skillwalker-data builds`")
         chosen = matches[0]

@@ -145,3 +145,27 @@ def test_reading_needs_no_lock_without_an_embedded_lake(tmp_path: Path) -> None:
     with lake.reading(tmp_path / "missing"):
         pass
     assert not (tmp_path / "missing").exists()
+
+
+def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build id is hexadecimal, so its start may be all digits (about 2 % of 8-character
+    starts): digits name the finished build with that snapshot, else the build whose id
+    starts with them. (The list of builds is given here; reading it is tested on real lakes
+    in tests/integration.)"""
+    listed = [
+        {"build_id": "13005309-aaaa-4bbb-8ccc-000000000002", "snapshot_id": 43},
+        {"build_id": "7f3e0000-aaaa-4bbb-8ccc-000000000001", "snapshot_id": 12},
+    ]
+    monkeypatch.setattr(lake, "builds", lambda config: listed)
+    folder = tmp_path / "lake"
+    assert lake.at_build(folder, "13005309").snapshot == 43  # the start of an id
+    assert lake.at_build(folder, "12").snapshot == 12  # a snapshot
+    assert lake.at_build(folder, "43").snapshot == 43
+    assert lake.at_build(folder, "7f3e").snapshot == 12
+    with pytest.raises(lake.LakeError, match="no finished build has snapshot 99, nor an id "
+                                             "starting '99'"):
+        lake.at_build(folder, "99")
+    with pytest.raises(lake.LakeError, match="no build with an id starting 'zz'"):
+        lake.at_build(folder, "zz")
