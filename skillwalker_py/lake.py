@@ -15,6 +15,8 @@ Configuration, resolved the same way as ``profiles.yml`` does:
 ``SKILLWALKER_LAKE_DIR``       folder of the embedded lake (``analytics/lake``)
 ``SKILLWALKER_LAKE_CATALOG``   DuckLake catalog (``sqlite:<lake dir>/catalog.sqlite``)
 ``SKILLWALKER_LAKE_DATA_PATH`` Parquet data path (``<lake dir>/data/``)
+``SKILLWALKER_THREADS``        DuckDB threads of the build and of readers (DuckDB's
+                               default, one per core: :func:`set_threads`)
 =============================  ==========================================
 
 The DuckLake and SQLite extensions are loaded from their PyPI packages
@@ -52,7 +54,9 @@ __all__ = [
     "maintenance_window",
     "open_instance",
     "reading",
+    "set_threads",
     "sql_string",
+    "threads",
 ]
 
 ALIAS = "lake"
@@ -60,6 +64,7 @@ ALIAS = "lake"
 FINISHED_MESSAGE = "skillwalker build finished"
 """Commit message of a finished build's last snapshot (``macros/hooks/sw_finished_message.sql``)."""
 DEFAULT_LAKE_DIR = "analytics/lake"
+THREADS_ENV = "SKILLWALKER_THREADS"
 
 
 class LakeError(SkillwalkerError):
@@ -97,6 +102,27 @@ def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
     for module, name in modules:
         path = _extension_file(module, name).replace("'", "''")
         con.execute(f"LOAD '{path}'")
+
+
+def threads() -> int | None:
+    """The DuckDB thread count ``SKILLWALKER_THREADS`` asks for; None when it is unset or
+    empty (DuckDB's default: one thread per core). LakeError when it is not a whole number
+    of at least 1."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise LakeError(f"{THREADS_ENV} must be a whole number of threads, at least 1: {value!r}")
+    return int(value)
+
+
+def set_threads(con: duckdb.DuckDBPyConnection) -> None:
+    """Give ``con`` the thread count of :func:`threads`. The build's connection and every
+    reader's take it: where several builds share few cores (a CI machine, the test suite),
+    one thread each spends less CPU on a build's many small queries than a pool each."""
+    n = threads()
+    if n is not None:
+        con.execute(f"SET threads = {n}")
 
 
 def sql_string(value: str) -> str:
@@ -343,6 +369,7 @@ def open_instance(
         return None
     con = duckdb.connect()
     try:
+        set_threads(con)
         load_extensions(con, config.catalog)
         con.execute(config.attach_sql(alias, snapshot=snapshot))
     except duckdb.InvalidInputException as exc:

@@ -153,6 +153,7 @@ class Plugin(BasePlugin):
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
 
+        lake.set_threads(conn)
         lake.load_extensions(conn, self.lake.catalog if self.lake is not None else None)
         if self.lake is not None:  # what the profile's `ducklake:skillwalker_lake` attaches
             conn.execute(

@@ -63,7 +63,7 @@ class LakeState:
 
 def lake_state(
     project_dir: Path, output_dir: Path, config: LakeConfig,
-    dbt_vars: Mapping[str, Any] | None = None,
+    dbt_vars: Mapping[str, Any] | None = None, *, check_inputs: bool = True,
 ) -> LakeState:
     """Read what :class:`LakeState` says from the lake, with the build's own rules.
 
@@ -76,7 +76,9 @@ def lake_state(
       (``views_fingerprint``, kept by builds that left them out);
     * ``up_to_date``: that build's data tests all passed on the same fingerprint, and
       no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
-      which also sees runs newly listed in ``.re-evaluated-runs.json``).
+      which also sees runs newly listed in ``.re-evaluated-runs.json``). With
+      ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
+      (a query each) and ``up_to_date`` is False.
     """
     nothing = LakeState(up_to_date=False, views_current=False)
     con = open_instance(config, ALIAS)
@@ -98,7 +100,7 @@ def lake_state(
             return nothing
         fingerprint = ingest.project_fingerprint(project_dir, dbt_vars)
         views_current = last[2] == fingerprint
-        if not last[0] or last[1] != fingerprint:
+        if not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
         for table, meta in storage_sources(project_dir).items():
             sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from skillwalker_py import queries
+from skillwalker_py import lake, queries
 from skillwalker_py.build import conflicts, ingest
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
@@ -115,6 +115,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     from dbt.cli.main import dbtRunner
 
+    lake.threads()  # a bad SKILLWALKER_THREADS: one line now, not dbt's traceback later
     where = paths(args)
     proj = project_dir()
     os.environ.update(
@@ -242,8 +243,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     dbt_vars, more = _given_vars(args, more)
     proj = project_dir()
     config = lake_config(args, as_of=False)
-    lake = build_state.lake_state(proj, where.output, config, dbt_vars)
-    if not (args.force or args.select or more or dbt_vars) and lake.up_to_date:
+    may_skip = not (args.force or args.select or more or dbt_vars)
+    state = build_state.lake_state(proj, where.output, config, dbt_vars, check_inputs=may_skip)
+    if may_skip and state.up_to_date:
         print(
             "skillwalker-data: nothing new to import and the project is unchanged since the "
             "last build whose data tests all passed; dbt not run (--force runs it anyway)"
@@ -254,7 +256,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(f"skillwalker-data: {n} rejected input lines: skillwalker-data rejected")
         return 0
     # --force replaces the views too (a way to mend a view changed by hand)
-    keep = lake.views_current and not (args.force or args.select or more)
+    keep = state.views_current and not (args.force or args.select or more)
     extra = ["--select", *args.select] if args.select else KEEP_VIEWS if keep else []
     return run_dbt(args, dbt_vars, extra + more, views_kept=keep)
 

@@ -159,7 +159,8 @@ class DbtProject:
         if "SKILLWALKER_LAKE_CATALOG" in self.extra_env or not self.lake_dir.exists():
             return False
         state = build_state.lake_state(self.project_dir, self.output_dir,
-                                       lake.LakeConfig.from_dir(self.lake_dir))
+                                       lake.LakeConfig.from_dir(self.lake_dir),
+                                       check_inputs=False)
         return state.views_current
 
     def connect(self) -> duckdb.DuckDBPyConnection:

@@ -257,6 +257,17 @@ def test_no_built_data(cli: Cli, tmp_path: Path, command: str) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_thread_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    """SKILLWALKER_THREADS is checked before a build runs dbt and before a read."""
+    bad = {"SKILLWALKER_THREADS": "two"}
+    for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"],
+                 ["summaries"]):
+        proc = cli(*args, code=2, env=bad)
+        assert proc.stderr == ("skillwalker-data: error: SKILLWALKER_THREADS must be a whole "
+                               "number of threads, at least 1: 'two'\n"), args
+    assert not (tmp_path / "new").exists()
+
+
 def test_database_without_the_views(cli: Cli, tmp_path: Path) -> None:
     """A lake whose finished build has no analytics views (an older project): one line, exit 2."""
     config = lake.LakeConfig.from_dir(tmp_path / "old")

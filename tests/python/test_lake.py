@@ -55,8 +55,34 @@ def test_no_lake_no_build(tmp_path: Path) -> None:
         lake.at_build(tmp_path / "none", "latest")
 
 
-def test_a_lake_without_a_finished_build_is_not_read(tmp_path: Path) -> None:
-    """Commits without the finishing message (a build killed before its end) are invisible."""
+@pytest.mark.parametrize(("value", "threads"), [("", None), (" 1 ", 1), ("3", 3)])
+def test_threads_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str,
+                                      threads: int | None) -> None:
+    monkeypatch.setenv("SKILLWALKER_THREADS", value)
+    assert lake.threads() == threads
+    con = duckdb.connect()
+    try:
+        default = con.execute("select current_setting('threads')").fetchone()
+        lake.set_threads(con)
+        row = con.execute("select current_setting('threads')").fetchone()
+        assert row == ((threads,) if threads is not None else default)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_threads_that_are_no_count_are_refused(monkeypatch: pytest.MonkeyPatch,
+                                               value: str) -> None:
+    monkeypatch.setenv("SKILLWALKER_THREADS", value)
+    with pytest.raises(lake.LakeError, match="SKILLWALKER_THREADS must be a whole number"):
+        lake.threads()
+
+
+def test_a_lake_without_a_finished_build_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits without the finishing message (a build killed before its end) are invisible.
+    (The reader takes the thread count of SKILLWALKER_THREADS.)"""
     config = lake.LakeConfig.from_dir(tmp_path)
     con = duckdb.connect()
     try:
@@ -70,10 +96,12 @@ def test_a_lake_without_a_finished_build_is_not_read(tmp_path: Path) -> None:
         con.execute("insert into lake.main.t values (3)")  # a later, unfinished build
     finally:
         con.close()
+    monkeypatch.setenv("SKILLWALKER_THREADS", "2")
     reader = lake.connect(tmp_path)
     assert reader is not None
     try:
         assert reader.execute("select sum(a) from t").fetchall() == [(3,)]
+        assert reader.execute("select current_setting('threads')").fetchone() == (2,)
     finally:
         reader.close()
 

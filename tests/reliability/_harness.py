@@ -110,6 +110,12 @@ def in_background(loops: Sequence[Loop]) -> Iterator[None]:
             t.join(timeout=60)
 
 
+DEFAULT_THREADS = {"SKILLWALKER_THREADS": ""}
+"""``extra_env`` of a project whose builds use DuckDB's default thread count (the suite's
+use one: tests/conftest.py); a clean reference build so built, the comparisons with it
+also check that the thread count does not change what a build writes."""
+
+
 @dataclass
 class Project(DbtProject):
     """A :class:`DbtProject` whose output directory may be shared and whose builds can be killed.

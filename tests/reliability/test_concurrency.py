@@ -34,6 +34,7 @@ from skillwalker_py import lake, queries
 from skillwalker_py.sample import SampleSummary, generate_sample
 
 from ._harness import (
+    DEFAULT_THREADS,
     Project,
     Running,
     Snapshot,
@@ -77,7 +78,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Input:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory, history: Input) -> Snapshot:
     """A clean build of the full input (what readers see does not depend on the paths)."""
-    clean = Project(tmp_path_factory.mktemp("clean") / "clean", output=history.full)
+    clean = Project(tmp_path_factory.mktemp("clean") / "clean", extra_env=DEFAULT_THREADS,
+                    output=history.full)
     clean.run_build()
     return relations(clean.lake_dir)
 

@@ -31,7 +31,7 @@ import pytest
 
 from skillwalker_py.sample import generate_sample
 
-from ._harness import Project, Snapshot, cleaned_up, diff, relations
+from ._harness import DEFAULT_THREADS, Project, Snapshot, cleaned_up, diff, relations
 
 START_HOOK = "START hook: skillwalker.on-run-start"
 FIRST_COMMIT = "OK created sql incremental model"
@@ -146,7 +146,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CrashRig]:
     # A clean build of everything into a fresh lake (the reference) and, at the same time
     # (two builds at once, as the lanes run), the build the scenarios kill, uninterrupted:
     # the lane's history built on; it leaves out the views, current since its first build.
-    clean = Project(base / "clean", output=output)
+    clean = Project(base / "clean", extra_env=DEFAULT_THREADS, output=output)
     builds = [clean.start(cli=True), lanes[1].work.start(cli=True)]
     with cleaned_up(*builds):
         assert all(b.wait_for(START_HOOK) for b in builds)
