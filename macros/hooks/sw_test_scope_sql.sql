@@ -3,7 +3,8 @@
   The data tests' scope for this dbt process, in its in-memory database:
 
     memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint
-    memory.main.sw_test_scope   the runs the data tests check
+    memory.main.sw_test_scope   the runs the data tests check (a table: each data test
+                                reads it instead of scanning the lake's import log)
 
   Data tests of models whose rows of one run depend only on that run's input
   check the runs imported by builds that did not end with every data test
@@ -14,6 +15,9 @@
   build whose tests all passed,
   when that build's tests did not all pass, with --full-refresh, var
   rebuild_storage or full_tests, and under `dbt test`.
+  The table holds the runs the lake's import log has when the build starts;
+  each storage model adds the runs it imported once it committed them
+  (sw_drop_stage), before the data tests that read them run.
 -#}
 {%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir(),
                                                          'vars': invocation_args_dict.get('vars', {})}) -%}
@@ -32,7 +36,7 @@ select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
          from {{ builds }} order by finished_at desc limit 1), true)
        {%- endif %} as full_check;
 
-create or replace view memory.main.sw_test_scope as
+create or replace table memory.main.sw_test_scope as
 {%- if lake_ready %}
 select distinct unnest(runs) as test_run_id
 from {{ log }}

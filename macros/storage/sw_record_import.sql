@@ -27,7 +27,11 @@ from memory.main._sw_files_{{ table }}
 {%- endmacro %}
 
 {% macro sw_drop_stage(table) -%}
-  {#- post-hook outside the model's transaction: drop what sw_stage staged. -#}
+  {#- post-hook outside the model's transaction, once it committed: the runs it imported
+      join the data tests' scope (sw_test_scope_sql), and what sw_stage staged is dropped. -#}
+  insert into memory.main.sw_test_scope
+  select distinct run from (select unnest(runs) as run from memory.main._sw_files_{{ table }})
+  where run not in (select test_run_id from memory.main.sw_test_scope);
   drop table if exists memory.main._sw_files_{{ table }};
   drop table if exists memory.main._sw_rejects_{{ table }};
   drop table if exists memory.main._sw_batch_{{ table }}

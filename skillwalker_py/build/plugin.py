@@ -188,6 +188,6 @@ class Plugin(BasePlugin):
             "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check"
         )
         conn.execute(
-            "create or replace view sw_test_scope as "
+            "create or replace table sw_test_scope as "
             "select NULL::VARCHAR as test_run_id where false"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -482,14 +483,21 @@ def test_parse_has_no_deprecation_warnings(gp: DbtProject) -> None:
 
 ORPHAN_RUN = "20260303T100000"  # config for "known" only; executions of "known" and "lost"
 CONFIGLESS_RUN = "20260304T100000"  # no test-config.jsonl at all
+LATER_RUN = "20260305T100000"  # the second build's run: no test-config.jsonl either
+
+
+@dataclass
+class Orphans:
+    project: DbtProject
+    first: subprocess.CompletedProcess[str]
+    later: subprocess.CompletedProcess[str]
+    """The build that imported LATER_RUN, after the first build's data tests passed."""
 
 
 @pytest.fixture(scope="module")
-def orphans(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[DbtProject, subprocess.CompletedProcess[str]]:
+def orphans(tmp_path_factory: pytest.TempPathFactory) -> Orphans:
     project = make_project(tmp_path_factory, "orphans")
-    o, c = f"runs/{ORPHAN_RUN}", f"runs/{CONFIGLESS_RUN}"
+    o = f"runs/{ORPHAN_RUN}"
     expect = [{"type": "result-contains", "value": "x"}]
     append_lines(
         project,
@@ -508,35 +516,54 @@ def orphans(
         result_line(ORPHAN_RUN, "greet", "lost", 0, "result-contains", "x", False, "y",
                     "2026-03-03T10:02:00Z"),
     ])  # fmt: skip
-    append_lines(project, f"{c}/test-run.jsonl", [
-        result_event(CONFIGLESS_RUN, "greet", "stray", cost=0.125, turns=3, input_tokens=30,
-                     output_tokens=3, duration_ms=300, result="z"),
-    ])  # fmt: skip
-    append_lines(project, f"{c}/test-results.jsonl", [
-        result_line(CONFIGLESS_RUN, "greet", "stray", 0, "result-contains", "z", True, "z",
-                    "2026-03-04T10:01:00Z"),
-    ])  # fmt: skip
-    return project, project.build()
+    _configless_execution(project, CONFIGLESS_RUN, "stray", 0.125, 3, "z")
+    first = project.build()
+    _configless_execution(project, LATER_RUN, "late", 0.0625, 1, "w")
+    return Orphans(project, first, project.build())
 
 
-def test_orphans_warn_and_name_the_run(
-    orphans: tuple[DbtProject, subprocess.CompletedProcess[str]],
-) -> None:
-    _, proc = orphans
-    counts = summary_counts(proc)
-    out = dbt_output(proc)
-    # one has_parent warning on test_run, one on test_results; nothing fails
-    assert counts["ERROR"] == 0
-    assert counts["WARN"] == 2, out
+def _configless_execution(project: DbtProject, run: str, test: str, cost: float, turns: int,
+                          answer: str) -> None:
+    """A passing execution of test ``greet-<test>`` in ``run``, whose config no line gives
+    (10 input and 1 output tokens per turn, 100 ms per turn; evaluated a minute after
+    the run's start)."""
+    folder = f"runs/{run}"
+    append_lines(project, f"{folder}/test-run.jsonl", [
+        result_event(run, "greet", test, cost=cost, turns=turns, input_tokens=10 * turns,
+                     output_tokens=turns, duration_ms=100 * turns, result=answer),
+    ])  # fmt: skip
+    evaluated = datetime.strptime(run, "%Y%m%dT%H%M%S").strftime("%Y-%m-%dT%H:01:00Z")
+    append_lines(project, f"{folder}/test-results.jsonl", [
+        result_line(run, "greet", test, 0, "result-contains", answer, True, answer, evaluated),
+    ])  # fmt: skip
+
+
+def _two_warnings(proc: subprocess.CompletedProcess[str]) -> str:
+    """dbt's output of a build whose data tests all passed but two, which warned (one
+    has_parent test on test_run, one on test_results); nothing failed."""
+    counts, out = summary_counts(proc), dbt_output(proc)
+    assert (counts["ERROR"], counts["WARN"]) == (0, 2), out
+    return out
+
+
+def test_orphans_warn_and_name_the_run(orphans: Orphans) -> None:
+    out = _two_warnings(orphans.first)
     assert f"run {ORPHAN_RUN} test greet-lost" in out
     assert f"run {CONFIGLESS_RUN} test greet-stray" in out
     assert f"run {ORPHAN_RUN} test greet-known" not in out
 
 
-def test_orphan_executions_still_show_in_per_test(
-    orphans: tuple[DbtProject, subprocess.CompletedProcess[str]],
-) -> None:
-    project, _ = orphans
+def test_a_later_build_checks_only_the_runs_it_imported(orphans: Orphans) -> None:
+    """The data tests of a build check the runs it imported (the first build's tests all
+    passed): the new run's orphan warns, on test_run and test_results; the first build's
+    orphans do not warn again."""
+    out = _two_warnings(orphans.later)
+    assert out.count(f"run {LATER_RUN} test greet-late") == 2, out
+    assert ORPHAN_RUN not in out and CONFIGLESS_RUN not in out, out
+
+
+def test_orphan_executions_still_show_in_per_test(orphans: Orphans) -> None:
+    project = orphans.project
     rows = project.query(
         """
         select test_run_id, test_case, all_expectations_passed, total_cost_usd, num_turns
@@ -547,8 +574,9 @@ def test_orphan_executions_still_show_in_per_test(
         (ORPHAN_RUN, "greet-known", True, 0.5, 1),
         (ORPHAN_RUN, "greet-lost", False, 0.25, 2),
         (CONFIGLESS_RUN, "greet-stray", True, 0.125, 3),
+        (LATER_RUN, "greet-late", True, 0.0625, 1),
     ]
     summaries = project.query(
         "select test_run_id, total_tests, passed, failed from test_run_summaries order by 1"
     )
-    assert summaries == [(ORPHAN_RUN, 2, 1, 1), (CONFIGLESS_RUN, 1, 1, 0)]
+    assert summaries == [(ORPHAN_RUN, 2, 1, 1), (CONFIGLESS_RUN, 1, 1, 0), (LATER_RUN, 1, 1, 0)]
