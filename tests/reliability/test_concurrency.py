@@ -166,6 +166,8 @@ class Reader:
     stop: threading.Event = field(default_factory=threading.Event)
     busy: threading.Lock = field(default_factory=threading.Lock)
     """Held during each read (hold it to pause the reader)."""
+    pause: float = 0.1
+    """Seconds between two reads."""
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -174,7 +176,7 @@ class Reader:
                     self.seen.append(self.read())
                 except Exception as exc:  # every error is a failure of the guarantee
                     self.errors.append(f"{type(exc).__name__}: {exc}")
-            time.sleep(0.1)
+            time.sleep(self.pause)
 
 
 def _consistent(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -274,7 +276,10 @@ def growing(tmp_path_factory: pytest.TempPathFactory, history: Input,
         details = queries.query_test_run_details(folder, history.sample.run_ids[0])
         return runs, executions, len(details["summary"])
 
-    readers = [Reader(sql_read), Reader(api_read)]
+    # a read of every relation takes about a CPU second: one a second still reads each
+    # build several times between its first commit and its last (where a mix would show),
+    # and leaves the builds under test most of the machine
+    readers = [Reader(sql_read, pause=1.0), Reader(api_read)]
     held = lake.connect(folder)  # kept open across every later build
     assert held is not None
     seen_after_each_build = []
