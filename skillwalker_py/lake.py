@@ -508,13 +508,15 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     config = LakeConfig.resolve(lake)
     listed = builds(config)
     readable = [b for b in listed if b["snapshot_id"] is not None]
+    by_snapshot = (next((b for b in readable if b["snapshot_id"] == int(build)), None)
+                   if build.isdigit() else None)
     if build in ("latest", "previous"):
         index = 0 if build == "latest" else 1
         if len(readable) <= index:
             raise LakeError(f"the lake has no {build} build ({len(readable)} readable builds)")
         chosen = readable[index]
-    elif build.isdigit() and any(b["snapshot_id"] == int(build) for b in readable):
-        chosen = next(b for b in readable if b["snapshot_id"] == int(build))
+    elif by_snapshot is not None:
+        chosen = by_snapshot
     else:
         matches = [b for b in listed if str(b["build_id"]).startswith(build)]
         if len(matches) != 1:
