@@ -283,6 +283,7 @@ def get_agent_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
                 tool_id, tool_input = block.get("id"), block.get("input")
                 if (
                     block.get("type") != "tool_use"
+                    or not isinstance(block.get("name"), str)
                     or block.get("name") not in AGENT_TOOL_NAMES
                     or not isinstance(tool_id, str)
                     or tool_id in calls

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py.stream import (
@@ -571,6 +571,9 @@ event_like = st.fixed_dictionaries(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(event_like, max_size=8))
+# a tool name that is an object, not a string (it once raised "unhashable type")
+@example([{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1",
+                                                          "name": {"skill": "s"}}]}}])
 def test_extractors_never_raise_on_event_like_shapes(events: list[dict[str, Any]]) -> None:
     for name in get_skill_invocations(events) + get_agent_invocations(events):
         assert isinstance(name, str)
