@@ -261,6 +261,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     return run_dbt(args, dbt_vars, extra + more, views_kept=keep)
 
 
+def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> int:
+    """``run_dbt`` of a build that changes what the storage tables hold (``rebuild``,
+    ``forget``): it leaves out the views and seeds when they are current, as ``build``
+    does (its vars steer the build, never what a view returns)."""
+    where = paths(args)
+    state = build_state.lake_state(project_dir(), where.output, lake_config(args, as_of=False),
+                                   dbt_vars, check_inputs=False)
+    keep = state.views_current
+    return run_dbt(args, dbt_vars, KEEP_VIEWS if keep else [], views_kept=keep)
+
+
 def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
     """True with --yes or a 'y' on a terminal; without a terminal and --yes, a UsageError."""
     if args.yes:
@@ -285,7 +296,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     if not _confirm("Rebuild the storage tables from the output folder?", "rebuild", args):
         print("skillwalker-data: nothing changed")
         return 1
-    return run_dbt(args, {"rebuild_storage": True}, [])
+    return _run_storage_build(args, {"rebuild_storage": True})
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
@@ -322,7 +333,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         print("skillwalker-data: nothing changed")
         return 1
     build_state.delete_run_files(where.output, runs)
-    code = run_dbt(args, {"forget_run_ids": runs}, [])
+    code = _run_storage_build(args, {"forget_run_ids": runs})
     if code == 0:
         left = sorted(set(runs) & build_state.runs_in_lake(config))
         if left:  # pragma: no cover - the build's first step removes them

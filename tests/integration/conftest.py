@@ -4,8 +4,9 @@
 ``tmp_path``, its own dbt target and log directories (so tests never share
 state or write into the checkout), and helpers to write JSONL, build and
 query the lake as readers see it (the last finished build). A build without
-arguments leaves out current views and seeds, as ``skillwalker-data build``
-does; a first build, and a build with arguments, builds everything.
+arguments, or with ``--vars`` alone, leaves out current views and seeds, as
+``skillwalker-data build`` does; a first build, and a build with other
+arguments, builds everything.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
+from skillwalker_py.build import ingest
 from skillwalker_py.build import state as build_state
-from skillwalker_py.cli.build import KEEP_VIEWS
+from skillwalker_py.cli.build import KEEP_VIEWS, validate_vars
+from skillwalker_py.cli.common import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
@@ -74,8 +77,6 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
     from dbt.cli.main import dbtRunner
 
-    from skillwalker_py.build import ingest
-
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     out, err = io.StringIO(), io.StringIO()
     os.environ.clear()
@@ -96,6 +97,20 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
     if result.exception is not None:
         err.write(f"{type(result.exception).__name__}: {result.exception}\n")
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def _vars_alone(args: tuple[str, ...], project_dir: Path) -> dict[str, Any] | None:
+    """The vars of build arguments that are nothing but ``--vars TEXT`` (``{}`` for none),
+    checked as the command checks them; None for any other arguments, or vars the command
+    refuses (dbt gets them as they are)."""
+    if not args:
+        return {}
+    if len(args) != 2 or args[0] != "--vars":
+        return None
+    try:
+        return validate_vars(args[1], ingest.declared_vars(project_dir))
+    except UsageError:
+        return None
 
 
 @dataclass
@@ -147,19 +162,27 @@ class DbtProject:
         return proc
 
     def build(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """``dbt build``; without arguments, as ``skillwalker-data build`` runs it: leaving
-        out the views and seeds when the lake's are current (:func:`keeps_views`)."""
-        if not args and self.keeps_views():
-            args = tuple(KEEP_VIEWS)
-        return self.dbt("build", *args, check=check)
+        """``dbt build``; without arguments, or with ``--vars`` alone, as
+        ``skillwalker-data build`` runs it: leaving out the views and seeds when the
+        lake's are current for those vars (:func:`keeps_views`)."""
+        return self.dbt("build", *self.build_args(args), check=check)
 
-    def keeps_views(self) -> bool:
+    def build_args(self, args: tuple[str, ...]) -> tuple[str, ...]:
+        """``args`` of a ``dbt build``, with :data:`KEEP_VIEWS` added where the command
+        would add it: no arguments or ``--vars`` alone, and current views."""
+        given = _vars_alone(args, self.project_dir)
+        if given is not None and self.keeps_views(given):
+            return (*args, *KEEP_VIEWS)
+        return args
+
+    def keeps_views(self, dbt_vars: Mapping[str, Any] | None = None) -> bool:
         """Whether ``skillwalker-data build`` would leave out the views and seeds now (an
-        embedded lake whose views were built from this project: ``lake_state``)."""
+        embedded lake whose views were built from this project and these vars:
+        ``lake_state``)."""
         if "SKILLWALKER_LAKE_CATALOG" in self.extra_env or not self.lake_dir.exists():
             return False
         state = build_state.lake_state(self.project_dir, self.output_dir,
-                                       lake.LakeConfig.from_dir(self.lake_dir),
+                                       lake.LakeConfig.from_dir(self.lake_dir), dbt_vars,
                                        check_inputs=False)
         return state.views_current
 

@@ -197,9 +197,10 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
     runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
     assert runs == set(summary.run_ids)  # nothing changed
 
-    _cli(project, "rebuild", "--yes")
+    rebuilt = _cli(project, "rebuild", "--yes").stdout
+    assert VIEWS_KEPT in rebuilt and VIEWS_BUILT not in rebuilt  # current since --force
     runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
-    assert runs == set(kept)
+    assert runs == set(kept)  # the kept views read the new tables
     assert project.query("select count(*) from test_config where test_run_id = ?", [pruned]) \
         == [(0,)]
 
@@ -276,6 +277,7 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
 
     done = _cli(project, "forget", first, scil, "--delete-files", "--yes")
     assert done.stdout.splitlines()[-1] == f"skillwalker-data: forgot 2 run(s): {first}, {scil}"
+    assert VIEWS_KEPT in done.stdout  # its var steers the build only
     assert not (project.output_dir / "runs" / first).exists()
     assert not list(project.output_dir.glob(f"*-summary/{scil}.json"))
     assert _runs(project) == before - {first, scil}

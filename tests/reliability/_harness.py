@@ -27,7 +27,6 @@ import duckdb
 from integration.conftest import DbtProject
 
 from skillwalker_py import lake
-from skillwalker_py.cli.build import KEEP_VIEWS
 
 CLI = Path(sys.executable).with_name("skillwalker-data")
 
@@ -141,16 +140,16 @@ class Project(DbtProject):
         dbt's output) in the background.
 
         It runs in its own process group; its output goes to a log file. A plain
-        ``dbt build`` without arguments leaves out current views and seeds, as the
-        command does (:meth:`DbtProject.keeps_views`).
+        ``dbt build`` leaves out current views and seeds where the command would
+        (:meth:`DbtProject.build_args`).
         """
         env = self.env()
         env.update(extra_env or {})
         self.root.mkdir(parents=True, exist_ok=True)
         log = self.root / f"build-{len(self.logs)}.log"
         self.logs.append(log)
-        if not cli and not args and self.keeps_views():
-            args = tuple(KEEP_VIEWS)
+        if not cli:
+            args = self.build_args(args)
         argv = [str(CLI), "build", "--verbose", *args] if cli else self.dbt_command("build", *args)
         with open(log, "wb") as fh:
             proc = subprocess.Popen(
