@@ -276,10 +276,11 @@ def growing(tmp_path_factory: pytest.TempPathFactory, history: Input,
         details = queries.query_test_run_details(folder, history.sample.run_ids[0])
         return runs, executions, len(details["summary"])
 
-    # a read of every relation takes about a CPU second: one a second still reads each
-    # build several times between its first commit and its last (where a mix would show),
-    # and leaves the builds under test most of the machine
-    readers = [Reader(sql_read, pause=1.0), Reader(api_read)]
+    # a read of every relation takes about half a CPU second, the query functions' read a
+    # tenth: a pause of a second, and of half a second, still reads each build several
+    # times between its first commit and its last (where a mix would show), and leaves the
+    # builds under test most of the machine
+    readers = [Reader(sql_read, pause=1.0), Reader(api_read, pause=0.5)]
     held = lake.connect(folder)  # kept open across every later build
     assert held is not None
     seen_after_each_build = []
