@@ -573,6 +573,10 @@ never what a view returns. Every other var (``flaky_window``, and any var added 
 shapes the views: it is part of :func:`project_fingerprint`."""
 
 
+_ABSENT = object()
+"""A var's default when the project does not declare it (a given var then always counts)."""
+
+
 def _versions() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -621,9 +625,6 @@ def project_fingerprint(
     digest.update(b"\0")
     digest.update(_versions().encode())
     return digest.hexdigest()
-
-
-_ABSENT = object()
 
 
 def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
