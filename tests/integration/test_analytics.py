@@ -67,9 +67,11 @@ class Output:
         duration_ms: int = 1000,
         checks: Sequence[Record] | None = None,
         skill_file: str | None = None,
+        test_case: str | None = None,
     ) -> None:
         """One test execution. ``outcome``: pass, fail, no-results, infra, or
-        ``checked`` with ``checks`` (which carry their own verdicts).
+        ``checked`` with ``checks`` (which carry their own verdicts). ``test_case``:
+        the test case ID, when it is not the one of ``eval`` and ``name``.
 
         Without ``checks`` the test has one result-contains expectation that
         passes or fails with the outcome; ``checks`` are trigger expectations
@@ -77,7 +79,7 @@ class Output:
         """
         keys = {
             "test_run_id": run,
-            "test_case": build_test_case_id(eval, name),
+            "test_case": test_case or build_test_case_id(eval, name),
             "eval": eval,
             "test_name": name,
         }
@@ -237,6 +239,12 @@ def scenario() -> tuple[Output, dict[str, Any]]:
     out.execution(R2, "compare", "unchanged", "pass", cost=0.25)
     out.execution(R1, "compare", "removed", "pass", cost=0.40)
     out.execution(R2, "compare", "added", "pass", cost=0.50)
+    # a test case listed under another eval in the next run (both evals run in both runs)
+    out.execution(R1, "moved", "t", "pass")
+    out.execution(R2, "renamed", "t", "fail", test_case=build_test_case_id("moved", "t"))
+    for run in (R1, R2):
+        out.execution(run, "moved", "u", "pass")
+        out.execution(run, "renamed", "x", "pass")
     # --- triggers (R1) -------------------------------------------------------
     sc = {"type": "skill-call", "skill_file": SKILL}
     for i in range(2):  # TP: expected a call, passed
@@ -496,6 +504,23 @@ def test_changed_config_and_unknown_outcomes_in_comparison(built: DbtProject) ->
     )
     # the first run of an eval has nothing to compare with
     assert rows(built, "select * from run_comparison where test_run_id = ?", R1) == []
+
+
+def test_a_test_case_under_another_eval_is_compared_in_both(built: DbtProject) -> None:
+    """A test case whose eval changed between two runs (input where the test case ID
+    does not follow its eval) is listed in the comparison of each of the two evals,
+    with its row of each run whatever the eval: one row per run, eval and test."""
+    found = rows(
+        built,
+        "select eval, base_run_id, base_status, head_status, change from run_comparison "
+        "where test_run_id = ? and test_case = ? order by eval",
+        R2, build_test_case_id("moved", "t"),
+    )
+    assert found == [
+        {"eval": e, "base_run_id": R1, "base_status": "pass", "head_status": "fail",
+         "change": "regressed"}
+        for e in ("moved", "renamed")
+    ]
 
 
 def test_any_two_runs_agree_with_the_view(built: DbtProject) -> None:
