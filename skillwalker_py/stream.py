@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 from skillwalker_py.types import MalformedLine, ModelUsage, ParsedRunMetrics, StreamEvent
 
@@ -341,6 +341,9 @@ def get_agent_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
     return agents
 
 
+_N = TypeVar("_N", int, float)
+
+
 def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -422,12 +425,24 @@ _MODEL_FIELDS: Final = (
 )
 
 
+_MAX_MODEL_TOKENS: Final = 10**12
+_MAX_MODEL_COST_USD: Final = 1e9
+"""A modelUsage figure outside 0..these is no figure (as one of another type): no stream
+reports more, and the dbt project's sums of them stay within BIGINT (the same bounds in
+``macros/stream/sw_model_usage_rows.sql``)."""
+
+
+def _within(value: _N | None, limit: float) -> _N | None:
+    return value if value is not None and 0 <= value <= limit else None
+
+
 def _model_usage(value: Mapping[str, Any]) -> tuple[ModelUsage, ...]:
     models: list[ModelUsage] = []
     for model, entry in value.items():
         if not isinstance(model, str) or not isinstance(entry, Mapping):
             continue
-        tokens = {name: _integer(entry.get(key)) for key, name in _MODEL_FIELDS}
+        tokens = {name: _within(_integer(entry.get(key)), _MAX_MODEL_TOKENS)
+                  for key, name in _MODEL_FIELDS}
         models.append(
             ModelUsage(
                 model=model,
@@ -435,7 +450,7 @@ def _model_usage(value: Mapping[str, Any]) -> tuple[ModelUsage, ...]:
                 output_tokens=tokens["output_tokens"],
                 cache_read_input_tokens=tokens["cache_read_input_tokens"],
                 cache_creation_input_tokens=tokens["cache_creation_input_tokens"],
-                cost_usd=_number(entry.get("costUSD")),
+                cost_usd=_within(_number(entry.get("costUSD")), _MAX_MODEL_COST_USD),
             )
         )
     return tuple(models)

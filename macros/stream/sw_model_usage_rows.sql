@@ -2,8 +2,9 @@
   {#- One row per execution and model of the `model_usage` JSON object (Claude Code's
       modelUsage) of `relation`: test_run_id, test_case, model and its figures.
       Tolerant, like skillwalker_py.stream: an entry that is not an object is skipped; a
-      token figure is an integer (a fractional one is truncated, anything else NULL); a
-      cost is a number (anything else NULL). -#}
+      token figure is an integer between 0 and 1e12 (a fractional one is truncated,
+      anything else NULL); a cost is a number between 0 and 1e9 (anything else NULL): no
+      stream reports more, and the totals of test_run stay within BIGINT. -#}
   select
     test_run_id,
     test_case,
@@ -11,14 +12,17 @@
     {%- for field, name in [('inputTokens', 'input_tokens'), ('outputTokens', 'output_tokens'),
                             ('cacheCreationInputTokens', 'cache_creation_input_tokens'),
                             ('cacheReadInputTokens', 'cache_read_input_tokens')] %}
+    {%- set figure -%}
     case json_type(entry -> '$.{{ field }}')
       when 'BIGINT' then try_cast(entry -> '$.{{ field }}' as BIGINT)
       when 'UBIGINT' then try_cast(entry -> '$.{{ field }}' as BIGINT)
       when 'DOUBLE' then try_cast(trunc(try_cast(entry -> '$.{{ field }}' as DOUBLE)) as BIGINT)
-    end as {{ name }},
+    end
+    {%- endset %}
+    case when ({{ figure }}) between 0 and 1e12 then ({{ figure }}) end as {{ name }},
     {%- endfor %}
     case when json_type(entry -> '$.costUSD') in ('BIGINT', 'UBIGINT', 'DOUBLE')
-              and isfinite(try_cast(entry -> '$.costUSD' as DOUBLE))
+              and try_cast(entry -> '$.costUSD' as DOUBLE) between 0 and 1e9
          then try_cast(entry -> '$.costUSD' as DOUBLE) end as cost_usd
   from (
     select test_run_id, test_case, model,

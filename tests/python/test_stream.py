@@ -216,6 +216,19 @@ def test_model_usage_totals_skip_unreported_figures_and_odd_entries() -> None:
     assert metrics.input_tokens is None  # no main-thread usage at all
 
 
+def test_model_usage_figures_no_stream_reports_are_skipped() -> None:
+    """Token figures outside 0..1e12 and costs outside 0..1e9 are no figures (two tokens
+    figures of 9e18 would overflow the build's BIGINT totals); the rest still add up."""
+    metrics = extract_metrics([{"type": "result", "modelUsage": {
+        "a": {"inputTokens": 9 * 10**18, "outputTokens": -1, "costUSD": 1e300},
+        "b": {"inputTokens": 10**12, "outputTokens": 5, "costUSD": 1e9},
+    }}])
+    assert metrics.model_usage[0] == ModelUsage(model="a")
+    assert metrics.all_models_input_tokens == 10**12  # only "b"'s figure counts
+    assert metrics.all_models_output_tokens == 5
+    assert metrics.all_models_cost_usd == 1e9
+
+
 @pytest.mark.parametrize(
     ("event", "is_error"),
     [

@@ -332,13 +332,21 @@ def range_input(inp: Input) -> None:
     event = result_event
     inp.write(f"{folder}/test-run.jsonl", [
         (None, line(event(run, "r-ok"))),
-        (rule("duration_ms") + "duration_ms >= 0 (value -1)",
+        (rule("duration_ms") + "duration_ms between 0 and 1e12 (value -1)",
          line(event(run, "r-a", duration_ms=-1))),
-        (rule("num_turns") + "num_turns >= 0", line(event(run, "r-c", num_turns=-1))),
-        (rule("total_cost_usd") + "total_cost_usd >= 0",
+        (rule("num_turns") + "num_turns between 0 and 1e9", line(event(run, "r-c", num_turns=-1))),
+        (rule("total_cost_usd") + "total_cost_usd between 0 and 1e9",
          line(event(run, "r-d", total_cost_usd=-0.01))),
         (rule("usage") + "each token count", line(event(run, "r-e", usage={"input_tokens": -3}))),
         (rule("usage"), line(event(run, "r-f", usage={"cache_read_input_tokens": 1.5}))),
+        # numbers no stream reports, whose totals would not fit the views' sums (a cost of
+        # 1.8e308 made run_comparison_summaries unreadable; two durations of 9e18 overflow)
+        (rule("total_cost_usd") + "total_cost_usd between 0 and 1e9",
+         line(event(run, "r-g", total_cost_usd=1.7976931348623157e308))),
+        (rule("duration_ms"), line(event(run, "r-h", duration_ms=9 * 10**18))),
+        (rule("duration_api_ms"), line(event(run, "r-i", duration_api_ms=9 * 10**18))),
+        (rule("num_turns"), line(event(run, "r-j", num_turns=10**10))),
+        (rule("usage"), line(event(run, "r-k", usage={"output_tokens": 9 * 10**18}))),
     ])
     inp.write(f"{folder}/test-results.jsonl", [
         (None, line(result_row(run, "r-ok", 0))),
@@ -697,14 +705,15 @@ KINDS = {  # file kind -> (file name, a valid record of run ``run``, number ``n`
 JSON_FIELD = {"test-run": "usage", "test-results": "criteria", "test-config": "expect"}
 RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     # the meta.check of _output__sources.yml, restated in Python (the oracle's extra rules)
-    "duration_ms": lambda v: v["duration_ms"] >= 0,
-    "num_turns": lambda v: v["num_turns"] >= 0,
-    "total_cost_usd": lambda v: v["total_cost_usd"] >= 0,
+    "duration_ms": lambda v: 0 <= v["duration_ms"] <= 1e12,
+    "duration_api_ms": lambda v: 0 <= v["duration_api_ms"] <= 1e12,
+    "num_turns": lambda v: 0 <= v["num_turns"] <= 1e9,
+    "total_cost_usd": lambda v: 0 <= v["total_cost_usd"] <= 1e9,
     "expect_index": lambda v: v["expect_index"] >= 0,
     "threshold": lambda v: 0 <= v["threshold"] <= 1,
     "score": lambda v: 0 <= v["score"] <= 1,
     "usage": lambda v: not isinstance(v["usage"], dict) or all(
-        v["usage"].get(k) is None or (type(v["usage"][k]) is int and v["usage"][k] >= 0)
+        v["usage"].get(k) is None or (type(v["usage"][k]) is int and 0 <= v["usage"][k] <= 1e12)
         for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                   "cache_read_input_tokens")),
 }
