@@ -341,9 +341,6 @@ def get_agent_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
     return agents
 
 
-_N = TypeVar("_N", int, float)
-
-
 def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -430,6 +427,9 @@ _MAX_MODEL_COST_USD: Final = 1e9
 """A modelUsage figure outside 0..these is no figure (as one of another type): no stream
 reports more, and the dbt project's sums of them stay within BIGINT (the same bounds in
 ``macros/stream/sw_model_usage_rows.sql``)."""
+
+
+_N = TypeVar("_N", int, float)
 
 
 def _within(value: _N | None, limit: float) -> _N | None:

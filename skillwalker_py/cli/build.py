@@ -103,10 +103,10 @@ still runs (``empty``: leaving out a view does not leave out its data tests)."""
 
 
 def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
-            views_kept: bool = False) -> int:
+            keep_views: bool = False) -> int:
     """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
 
-    ``views_kept``: ``extra`` holds :data:`KEEP_VIEWS` (the progress says so).
+    ``keep_views``: leave out the views and seeds (:data:`KEEP_VIEWS`; the progress says so).
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     """
@@ -130,7 +130,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
             os.environ.pop(name, None)
     verbose = bool(getattr(args, "verbose", False))
     progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False),
-                        views_kept=views_kept)
+                        views_kept=keep_views)
     argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
     if not verbose:
         argv += ["--log-level", "none"]
@@ -155,7 +155,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         conflicts.build(
-            invoke, argv + extra,
+            invoke, argv + (KEEP_VIEWS if keep_views else []) + extra,
             target_dir=target if target.is_absolute() else proj / target,
             attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
         )  # fmt: skip
@@ -257,8 +257,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         return 0
     # --force replaces the views too (a way to mend a view changed by hand)
     keep = state.views_current and not (args.force or args.select or more)
-    extra = ["--select", *args.select] if args.select else KEEP_VIEWS if keep else []
-    return run_dbt(args, dbt_vars, extra + more, views_kept=keep)
+    extra = ["--select", *args.select] if args.select else []
+    return run_dbt(args, dbt_vars, extra + more, keep_views=keep)
 
 
 def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> int:
@@ -268,8 +268,7 @@ def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) ->
     where = paths(args)
     state = build_state.lake_state(project_dir(), where.output, lake_config(args, as_of=False),
                                    dbt_vars, check_inputs=False)
-    keep = state.views_current
-    return run_dbt(args, dbt_vars, KEEP_VIEWS if keep else [], views_kept=keep)
+    return run_dbt(args, dbt_vars, [], keep_views=state.views_current)
 
 
 def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
