@@ -2,7 +2,8 @@
   {#-
     For commands that write (build, run, seed): check var replace_run_ids,
     undo what builds that never finished committed (sw_close_unfinished_builds),
-    create the lake's bookkeeping tables, remove the runs of var forget_run_ids (the build lock was taken before dbt
+    create the lake's bookkeeping tables, give the tables that have none DuckLake
+    statistics (sw_table_stats), remove the runs of var forget_run_ids (the build lock was taken before dbt
     connected: skillwalker_py.build.plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
@@ -11,6 +12,7 @@
     {%- do sw_close_unfinished_builds() -%}
     {%- do run_query(sw_create_lake_tables()) -%}
     {%- do sw_set_lake_options() -%}
+    {%- do sw_table_stats() -%}
     {%- do sw_forget_runs() -%}
   {%- endif -%}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'test') -%}

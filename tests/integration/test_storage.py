@@ -29,8 +29,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import duckdb
 import pytest
 import yaml
+
+from skillwalker_py import lake
 
 from .conftest import REPO, DbtProject
 from .scenarios import (
@@ -917,12 +920,36 @@ def contract_types(model: str) -> dict[str, str]:
     raise KeyError(model)
 
 
+def lake_table_stats(project: DbtProject) -> dict[str, tuple[bool, int]]:
+    """Per table of the lake (DuckLake's catalog, schema main, at its newest snapshot):
+    whether it has DuckLake table statistics, and how many live data files it has."""
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l"))
+        meta = "__ducklake_metadata_l"
+        rows = con.execute(f"""
+            select t.table_name,
+                   exists (select 1 from {meta}.ducklake_table_stats as s
+                           where s.table_id = t.table_id),
+                   (select count(*) from {meta}.ducklake_data_file as f
+                    where f.table_id = t.table_id and f.end_snapshot is null)
+            from {meta}.ducklake_table as t join {meta}.ducklake_schema as sc using (schema_id)
+            where t.end_snapshot is null and sc.end_snapshot is null and sc.schema_name = 'main'
+        """).fetchall()
+        return {str(name): (bool(stats), int(files)) for name, stats, files in rows}
+    finally:
+        con.close()
+
+
 @dataclass
 class Missing:
     project: DbtProject
     empty: Step
     tables: dict[str, tuple[int, dict[str, str]]]
     views: dict[str, tuple[int, dict[str, str]]]
+    stats: dict[str, tuple[bool, int]]
+    """:func:`lake_table_stats` after the build of nothing."""
     then: Step
 
 
@@ -939,13 +966,14 @@ def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
 
     tables = {t: shape(t) for t in STORAGE_TABLES}
     views = {v: shape(v) for v in MART_VIEWS}
+    stats = lake_table_stats(project)
     # 2. then output arrives: the golden output, with the broken summary documents of
     #    TestBrokenSummaryDocuments (they hold no test run: per_test and the summaries are
     #    the golden ones); every data test checks every run, as on a first build
     copy_fixture(project, "golden")
     write_broken_documents(project)
     then = record(project, project.build("--vars", "{full_tests: true}", check=False), empty)
-    return Missing(project, empty, tables, views, then)
+    return Missing(project, empty, tables, views, stats, then)
 
 
 class TestMissingInput:
@@ -971,6 +999,17 @@ class TestMissingInput:
         count, columns = missing.views[view]
         assert count == 0
         assert {k: v.upper() for k, v in columns.items()} == contract_types(view)
+
+    def test_empty_tables_have_lake_statistics_and_no_file(self, missing: Missing) -> None:
+        """A table no row was ever committed to gets DuckLake statistics (without them the
+        extension asks the catalog again for each column of each query that reads the
+        table: macros/storage/sw_table_stats.sql); the row that gave them is gone, and so is
+        its file (the build's maintenance)."""
+        empty = {*STORAGE_TABLES, "sw_rejected_lines"}
+        assert empty <= set(missing.stats)
+        assert {t for t, (has_stats, _) in missing.stats.items() if not has_stats} == set()
+        assert {t: missing.stats[t][1] for t in empty} == dict.fromkeys(empty, 0)
+        assert {t: missing.tables[t][0] for t in STORAGE_TABLES} == dict.fromkeys(STORAGE_TABLES, 0)
 
     def test_data_arriving_later_is_imported(self, missing: Missing) -> None:
         assert missing.then.per_test == GOLDEN_PER_TEST
