@@ -4,7 +4,8 @@
     maintenance (sw_lake_maintenance), then the build's row in sw_builds,
     committed with the commit message sw_finished_message(): readers
     (skillwalker_py.lake) attach the lake at the latest snapshot carrying it,
-    so they see complete builds only. A build that failed or was killed
+    so they see complete builds only; its figures go to the build's progress
+    (sw_progress). A build that failed or was killed
     leaves readers on the previous finished build; the next build imports
     what was missed.
   -#}
@@ -52,6 +53,12 @@
         commit;
       {%- endcall -%}
       {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'end'})) ~ ")") -%}
+      {%- set row = run_query("select runs_imported, files_read, lines_rejected from " ~ sw_lake_table('sw_builds')
+                              ~ " where build_id = " ~ sw_sql_string(invocation_id)).rows -%}
+      {%- if row | length > 0 -%}
+        {%- do sw_progress({'build': {'runs': row[0][0] | int, 'files': row[0][1] | int,
+                                      'rejected': row[0][2] | int}}) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
   select 1

@@ -27,8 +27,17 @@ from memory.main._sw_files_{{ table }}
 {%- endmacro %}
 
 {% macro sw_drop_stage(table) -%}
-  {#- post-hook outside the model's transaction, once it committed: the runs it imported
-      join the data tests' scope (sw_test_scope_sql), and what sw_stage staged is dropped. -#}
+  {#- post-hook outside the model's transaction, once it committed: what it imported
+      goes to the build's progress (sw_progress: rows, files, rejected lines, as the
+      import log has them), the runs it imported join the data tests' scope
+      (sw_test_scope_sql), and what sw_stage staged is dropped. -#}
+  {%- if execute -%}
+    {%- set read = run_query(
+        "select coalesce(sum(rows_staged), 0), count(*), coalesce(sum(lines_rejected), 0)"
+        ~ " from memory.main._sw_files_" ~ table ~ " where kind = 'rows'").rows[0] -%}
+    {%- do sw_progress({'table': table, 'rows': read[0] | int, 'files': read[1] | int,
+                        'rejected': read[2] | int}) -%}
+  {%- endif %}
   insert into memory.main.sw_test_scope
   select distinct run from (select unnest(runs) as run from memory.main._sw_files_{{ table }})
   where run not in (select test_run_id from memory.main.sw_test_scope);

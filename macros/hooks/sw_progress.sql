@@ -1,0 +1,7 @@
+{% macro sw_progress(figures) -%}
+  {#- Tells `skillwalker-data build` a build's figures, as dbt's debug log event
+      "skillwalker-progress <JSON>" (skillwalker_py.cli.progress.PROGRESS_EVENT): its
+      progress lines need no connection of their own to the lake. dbt prints it
+      with --debug only. -#}
+  {%- do log('skillwalker-progress ' ~ tojson(figures)) -%}
+{%- endmacro %}
