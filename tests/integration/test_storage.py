@@ -942,6 +942,18 @@ def lake_table_stats(project: DbtProject) -> dict[str, tuple[bool, int]]:
         con.close()
 
 
+def commit_null_row(project: DbtProject, table: str) -> None:
+    """Commit a row of NULLs to a lake table after the last finished build: what a build
+    killed between the two commits of macros/storage/sw_table_stats.sql leaves."""
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l", read_only=False))
+        con.execute(f"insert into l.main.{table} default values")
+    finally:
+        con.close()
+
+
 @dataclass
 class Missing:
     project: DbtProject
@@ -950,6 +962,9 @@ class Missing:
     views: dict[str, tuple[int, dict[str, str]]]
     stats: dict[str, tuple[bool, int]]
     """:func:`lake_table_stats` after the build of nothing."""
+    null_rows: tuple[int, int]
+    """Rows of acil_summary without a run ID that readers saw after :func:`commit_null_row`
+    (before the next build), and after the next build."""
     then: Step
 
 
@@ -967,13 +982,17 @@ def missing(tmp_path_factory: pytest.TempPathFactory) -> Missing:
     tables = {t: shape(t) for t in STORAGE_TABLES}
     views = {v: shape(v) for v in MART_VIEWS}
     stats = lake_table_stats(project)
+    null_row_sql = "select count(*) from acil_summary where test_run_id is null"
+    commit_null_row(project, "acil_summary")
+    (seen_before,) = project.query(null_row_sql)[0]
     # 2. then output arrives: the golden output, with the broken summary documents of
     #    TestBrokenSummaryDocuments (they hold no test run: per_test and the summaries are
     #    the golden ones); every data test checks every run, as on a first build
     copy_fixture(project, "golden")
     write_broken_documents(project)
     then = record(project, project.build("--vars", "{full_tests: true}", check=False), empty)
-    return Missing(project, empty, tables, views, stats, then)
+    (seen_after,) = project.query(null_row_sql)[0]
+    return Missing(project, empty, tables, views, stats, (seen_before, seen_after), then)
 
 
 class TestMissingInput:
@@ -1010,6 +1029,12 @@ class TestMissingInput:
         assert {t for t, (has_stats, _) in missing.stats.items() if not has_stats} == set()
         assert {t: missing.stats[t][1] for t in empty} == dict.fromkeys(empty, 0)
         assert {t: missing.tables[t][0] for t in STORAGE_TABLES} == dict.fromkeys(STORAGE_TABLES, 0)
+
+    def test_a_row_of_nulls_left_by_a_killed_build_is_never_seen(self, missing: Missing) -> None:
+        """A build killed between sw_table_stats' two commits leaves its row of NULLs after
+        the last finished build: readers do not see it, and the next build undoes it
+        (macros/hooks/sw_close_unfinished_builds.sql)."""
+        assert missing.null_rows == (0, 0)
 
     def test_data_arriving_later_is_imported(self, missing: Missing) -> None:
         assert missing.then.per_test == GOLDEN_PER_TEST
