@@ -182,12 +182,12 @@ class Progress:
             return 0
         runs, files, rejected = self.finished
         rejects = (
-            f"{_plural(int(rejected), 'line')} rejected (skillwalker-data rejected)"
+            f"{_plural(rejected, 'line')} rejected (skillwalker-data rejected)"
             if rejected else "no line rejected"
         )  # fmt: skip
         print(
-            f"{PREFIX} built in {seconds:.1f} s: {_plural(int(runs), 'run')} imported from "
-            f"{_plural(int(files), 'file')}, {rejects}; readers see this build in {where} "
+            f"{PREFIX} built in {seconds:.1f} s: {_plural(runs, 'run')} imported from "
+            f"{_plural(files, 'file')}, {rejects}; readers see this build in {where} "
             "(skillwalker-data summaries)"
         )
         return 0

@@ -51,6 +51,7 @@ from .scenarios import (
     copy_fixture,
     dbt_output,
     declared_columns,
+    head_connection,
     head_import_log_rows,
     import_log,
     infra_error_event,
@@ -923,11 +924,9 @@ def contract_types(model: str) -> dict[str, str]:
 def lake_table_stats(project: DbtProject) -> dict[str, tuple[bool, int]]:
     """Per table of the lake (DuckLake's catalog, schema main, at its newest snapshot):
     whether it has DuckLake table statistics, and how many live data files it has."""
-    con = duckdb.connect()
+    con = head_connection(project)
     try:
-        lake.load_extensions(con)
-        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l"))
-        meta = "__ducklake_metadata_l"
+        meta = f"__ducklake_metadata_{lake.ALIAS}"
         rows = con.execute(f"""
             select t.table_name,
                    exists (select 1 from {meta}.ducklake_table_stats as s
