@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.build import conflicts, ingest
+from skillwalker_py.build import conflicts, ingest, invocation
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import Progress
@@ -134,8 +134,9 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
     if not verbose:
         argv += ["--log-level", "none"]
-    if dbt_vars:
-        argv += ["--vars", json.dumps(dict(dbt_vars))]
+    vars_text = json.dumps(dict(dbt_vars)) if dbt_vars else ""
+    if vars_text:
+        argv += ["--vars", vars_text]
     started = time.monotonic()
     os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
     shared = progress.lake.sqlite_file is None
@@ -151,14 +152,16 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
         results.append(dbtRunner(callbacks=[progress.on_event]).invoke(list(command)))
         return 0 if results[-1].success else 1
 
+    target = target if target.is_absolute() else proj / target
     progress.start(where.output, where.lake)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
-        conflicts.build(
-            invoke, argv + (KEEP_VIEWS if keep_views else []) + extra,
-            target_dir=target if target.is_absolute() else proj / target,
-            attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
-        )  # fmt: skip
+        with invocation.parse_kept_per_vars(target, vars_text), \
+                invocation.cycle_collection_paused():
+            conflicts.build(
+                invoke, argv + (KEEP_VIEWS if keep_views else []) + extra, target_dir=target,
+                attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
+            )  # fmt: skip
         result = results[-1]
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -27,7 +27,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest
+from skillwalker_py.build import ingest, invocation
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.build import KEEP_VIEWS, validate_vars
 from skillwalker_py.cli.common import UsageError
@@ -83,7 +83,8 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
     os.environ.update(env)
     try:
         os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                invocation.cycle_collection_paused():
             result = dbtRunner().invoke(argv[1:])
     finally:
         # dbt-duckdb keeps its DuckDB (and the lake attached to it) for the next invocation
@@ -154,7 +155,11 @@ class DbtProject:
 
     def dbt(self, command: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run a dbt command (see :data:`IN_PROCESS`); a failure fails the test with its output."""
-        proc = _run_dbt(self.dbt_command(command, *args), self.env(), self.root)
+        vars_text = args[args.index("--vars") + 1] if "--vars" in args[:-1] else ""
+        # as skillwalker-data build does: the parse of each vars kept (a build with
+        # --vars does not make the next plain build parse the project from scratch)
+        with invocation.parse_kept_per_vars(self.root / "target", vars_text):
+            proc = _run_dbt(self.dbt_command(command, *args), self.env(), self.root)
         if self.project_dir == REPO:
             _share_parse(self.root / "target")
         if check and proc.returncode != 0:
