@@ -14,9 +14,13 @@
     emptied. The import log and the rejected lines go back with the rows, so
     the next build of the killed build's output folder reads its files again.
     Views are not put back, nor are columns (one added since stays, NULL in the
-    rows put back; one dropped since is not put back): the finished builds'
-    views_fingerprint is cleared instead, so the next build replaces every view
-    (skillwalker_py.build.state.lake_state).
+    rows put back; one dropped since is not put back): when the unfinished builds
+    changed the lake's schema (DuckLake's schema_version moved: a view, a table or
+    a column created, replaced or dropped), the finished builds' views_fingerprint
+    is cleared instead, so the next build replaces every view. Builds that only
+    wrote rows (a build that left the views out, killed) leave the views as the
+    finished build left them, and the next build may leave them out too
+    (skillwalker_py.build.state.lake_state reads the same rule).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
@@ -25,11 +29,16 @@
     tells it apart); run the build again instead.
   -#}
   {%- set alias = target.database -%}
+  {%- set snapshots = "ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")" -%}
   {%- set state = run_query(
-      "select (select max(snapshot_id) from " ~ sw_finished_snapshots() ~ ") as finished,"
-      ~ " (select max(snapshot_id) from ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")) as latest") -%}
+      "with b as (select (select max(snapshot_id) from " ~ sw_finished_snapshots() ~ ") as finished,"
+      ~ " (select max(snapshot_id) from " ~ snapshots ~ ") as latest)"
+      ~ " select finished, latest, (select schema_version from " ~ snapshots ~ " where snapshot_id = latest)"
+      ~ " is distinct from (select schema_version from " ~ snapshots ~ " where snapshot_id = finished)"
+      ~ " as schema_changed from b") -%}
   {%- set finished = state.columns[0].values()[0] -%}
   {%- set latest = state.columns[1].values()[0] -%}
+  {%- set schema_changed = state.columns[2].values()[0] -%}
   {%- if latest is not none and (finished is none or latest > finished) -%}
     {#- per table of the lake now: "same" (the table of the finished build: undo row by
         row), "replaced" (dropped and created again since: its rows as of then), "new"
@@ -79,7 +88,7 @@
       {%- endfor %}
       {#- the unfinished build may have replaced views, which are not put back: the lake
           no longer vouches for them, and the next build replaces them all -#}
-      {%- if run_query("select count(*) from duckdb_columns() where database_name = " ~ sw_sql_string(alias)
+      {%- if schema_changed and run_query("select count(*) from duckdb_columns() where database_name = " ~ sw_sql_string(alias)
           ~ " and schema_name = " ~ sw_sql_string(target.schema)
           ~ " and table_name = 'sw_builds' and column_name = 'views_fingerprint'").columns[0].values()[0] > 0 %}
       update {{ sw_lake_table('sw_builds') }} set views_fingerprint = NULL where views_fingerprint is not null;

@@ -67,14 +67,16 @@ def lake_state(
 ) -> LakeState:
     """Read what :class:`LakeState` says from the lake, with the build's own rules.
 
-    Both need the lake's latest snapshot to be a finished build's (no build was
-    interrupted since: it may have replaced views, and what it committed is undone
-    by the next build) and compare that build's row in ``sw_builds`` with
+    Both compare the last finished build's row in ``sw_builds`` with
     :func:`~skillwalker_py.build.ingest.project_fingerprint` of the project now:
 
     * ``views_current``: the views and seeds were built from the same fingerprint
-      (``views_fingerprint``, kept by builds that left them out);
-    * ``up_to_date``: that build's data tests all passed on the same fingerprint, and
+      (``views_fingerprint``, kept by builds that left them out), and no build that
+      did not finish since changed the lake's schema (it may have replaced views;
+      one that wrote rows only left them alone, and the next build undoes its rows:
+      ``macros/hooks/sw_close_unfinished_builds.sql``, the same rule);
+    * ``up_to_date``: no build was interrupted since (the next build has its
+      commits to undo), that build's data tests all passed on the same fingerprint, and
       no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
       which also sees runs newly listed in ``.re-evaluated-runs.json``). With
       ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
@@ -86,9 +88,16 @@ def lake_state(
         return nothing
     try:
         finished = finished_snapshot(con, ALIAS)
-        latest = con.execute(f"select max(snapshot_id) from ducklake_snapshots('{ALIAS}')")
-        if finished is None or latest.fetchone() != (finished,):
+        if finished is None:
             return nothing
+        latest, schema_changed = con.execute(
+            f"with s as (select * from ducklake_snapshots('{ALIAS}')) "
+            "select max(snapshot_id), (select schema_version from s where snapshot_id = "
+            "(select max(snapshot_id) from s)) is distinct from (select schema_version "
+            "from s where snapshot_id = ?) from s", [finished]).fetchone() or (None, True)
+        if schema_changed:
+            return nothing
+        interrupted = latest != finished
         try:
             last = con.execute(
                 f"select tests_passed, project_fingerprint, views_fingerprint "
@@ -100,7 +109,7 @@ def lake_state(
             return nothing
         fingerprint = ingest.project_fingerprint(project_dir, dbt_vars)
         views_current = last[2] == fingerprint
-        if not check_inputs or not last[0] or last[1] != fingerprint:
+        if interrupted or not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
         for table, meta in storage_sources(project_dir).items():
             sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
