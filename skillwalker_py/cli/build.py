@@ -109,7 +109,16 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     ``keep_views``: leave out the views and seeds (:data:`KEEP_VIEWS`; the progress says so).
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
+    Python's cycle collector is paused from dbt's import to the summary, and what the
+    build allocated is frozen for the rest of the command
+    (:func:`~skillwalker_py.build.invocation.cycle_collection_paused`).
     """
+    with invocation.cycle_collection_paused(freeze=True):
+        return _run_dbt(args, dbt_vars, extra, keep_views=keep_views)
+
+
+def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
+             keep_views: bool) -> int:
     # dbt's locks start multiprocessing's resource tracker, which cleans them up after an
     # interrupted build and warns about it on stderr: the cleanup is expected, not news
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
@@ -146,18 +155,17 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
         os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
         atexit.register(shutil.rmtree, os.environ["DBT_TARGET_PATH"], True)
     target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
+    target = target if target.is_absolute() else proj / target
     results: list[Any] = []
 
     def invoke(command: Sequence[str]) -> int:
         results.append(dbtRunner(callbacks=[progress.on_event]).invoke(list(command)))
         return 0 if results[-1].success else 1
 
-    target = target if target.is_absolute() else proj / target
     progress.start(where.output, where.lake)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
-        with invocation.parse_kept_per_vars(target, vars_text), \
-                invocation.cycle_collection_paused():
+        with invocation.parse_kept_per_vars(target, vars_text):
             conflicts.build(
                 invoke, argv + (KEEP_VIEWS if keep_views else []) + extra, target_dir=target,
                 attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
