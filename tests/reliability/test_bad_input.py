@@ -532,7 +532,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     bom_file = bom_input(inp)
     huge_file = huge_input(inp)
     outputs = []
-    code, out = project.run_build(check=False, extra_env=BUILD_ENV)
+    code, out = project.run_build(check=False, extra_env=BUILD_ENV, cli=True)
     assert code == 0, f"the first build failed:\n{failure_summary(out)}"
     outputs.append(out)
     readable = views_and_queries_work(project)
@@ -542,7 +542,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     with open(bom_file, "ab") as fh:
         fh.write(line(result_event(BOM_RUN, "b-torn"))[:50])
     inp.bad[(str(bom_file), 3)] = "malformed JSON"
-    code, out = project.run_build(check=False, extra_env=BUILD_ENV)
+    code, out = project.run_build(check=False, extra_env=BUILD_ENV, cli=True)
     assert code == 0, f"the second build failed:\n{failure_summary(out)}"
     outputs.append(out)
     readable += views_and_queries_work(project)
@@ -1001,7 +1001,7 @@ def test_random_corruptions_never_fail_the_build(tmp_path: Path) -> None:
             path.write_bytes(content)
             expected[str(path)] = verdicts(kind, content, None, frozenset(folders[kind]))
             read_now.add(str(path))
-        code, out = project.run_build(check=False)
+        code, out = project.run_build(check=False, cli=True)
         assert code == 0, f"build {build + 1} failed:\n{failure_summary(out)}"
         unreadable = views_and_queries_work(project, query_functions=build == 1, max_runs=25)
         assert not unreadable, unreadable

@@ -80,7 +80,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory, history: Input) -> Snaps
     """A clean build of the full input (what readers see does not depend on the paths)."""
     clean = Project(tmp_path_factory.mktemp("clean") / "clean", extra_env=DEFAULT_THREADS,
                     output=history.full)
-    clean.run_build()
+    clean.run_build(cli=True)
     return relations(clean.lake_dir)
 
 

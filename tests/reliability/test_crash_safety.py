@@ -255,7 +255,7 @@ def test_two_interrupted_builds_keep_the_views_readable(rig: CrashRig) -> None:
     lane.restore()
     replace = json.dumps({"replace_run_ids": [rig.built_run]})
     for attempt in (1, 2):
-        running = lane.work.start("--vars", replace)
+        running = lane.work.start("--vars", replace, cli=True)
         with cleaned_up(running):
             assert running.wait_for(FIRST_COMMIT), running.output()[-3000:]
         assert running.kill(), "the build finished before it was killed"

@@ -270,7 +270,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
     project = Project(base / "project")
     injector, sample = build_input(project.output_dir, base / "scratch")
     expected = expected_import(project.output_dir)
-    _code, out = project.run_build()
+    _code, out = project.run_build(cli=True)
     yield Imported(project, expected, injector.injected, out, sample)
 
 
@@ -426,7 +426,7 @@ def test_a_lake_from_before_the_line_counts_upgrades(imported: Imported, tmp_pat
                             payload_kb=1, include_loops=False, start=LATER_RUN)
     shutil.copytree(tmp_path / "later" / "runs", project.output_dir / "runs",
                     dirs_exist_ok=True)
-    _code, out = project.run_build()
+    _code, out = project.run_build(cli=True)
     assert "ERROR=0" in out
     rows = project.query("select file, lines_read, is_reconciled from import_reconciliation")
     old = [r for r in rows if f"/runs/{sample.run_ids[0]}/" in r[0]]
