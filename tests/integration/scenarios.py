@@ -94,12 +94,14 @@ class Import:
     runs: tuple[str, ...]
 
 
-def head_connection(project: DbtProject) -> duckdb.DuckDBPyConnection:
-    """The lake as its catalog holds it now (every commit, of a finished build or not)."""
+def head_connection(project: DbtProject, *, writable: bool = False) -> duckdb.DuckDBPyConnection:
+    """The lake as its catalog holds it now (every commit, of a finished build or not);
+    ``writable``: attached read-write (a test that changes the lake behind the builds)."""
     con = duckdb.connect()
     try:
         lake.load_extensions(con)
-        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql(lake.ALIAS))
+        config = lake.LakeConfig.from_dir(project.lake_dir)
+        con.execute(config.attach_sql(lake.ALIAS, read_only=not writable))
         con.execute(f"USE {lake.ALIAS}")
     except BaseException:
         con.close()

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import duckdb
 import pytest
 import yaml
 
@@ -971,11 +970,9 @@ def lake_table_stats(project: DbtProject) -> dict[str, tuple[bool, int]]:
 def commit_null_row(project: DbtProject, table: str) -> None:
     """Commit a row of NULLs to a lake table after the last finished build: what a build
     killed between the two commits of macros/storage/sw_table_stats.sql leaves."""
-    con = duckdb.connect()
+    con = head_connection(project, writable=True)
     try:
-        lake.load_extensions(con)
-        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l", read_only=False))
-        con.execute(f"insert into l.main.{table} default values")
+        con.execute(f"insert into {table} default values")
     finally:
         con.close()
 

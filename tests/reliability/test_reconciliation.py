@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
+from integration.scenarios import head_connection
 
-from skillwalker_py import lake
 from skillwalker_py.build.ingest import RAW_TEXT_LIMIT
 from skillwalker_py.sample import SampleSummary, generate_sample
 
@@ -413,12 +412,10 @@ def test_a_lake_from_before_the_line_counts_upgrades(imported: Imported, tmp_pat
     shutil.copytree(imported.project.lake_dir, project.lake_dir,
                     ignore=shutil.ignore_patterns("*-shm"))
     sample = imported.sample
-    con = duckdb.connect()
+    con = head_connection(project, writable=True)
     try:
-        lake.load_extensions(con)
-        con.execute(lake.LakeConfig.from_dir(project.lake_dir).attach_sql("l", read_only=False))
         for column in ("lines_read", "lines_blank", "lines_skipped", "changed_during_read"):
-            con.execute(f"alter table l.main.sw_import_log drop column {column}")
+            con.execute(f"alter table sw_import_log drop column {column}")
     finally:
         con.close()
     assert LATER_RUN not in {p.name for p in (project.output_dir / "runs").iterdir()}
