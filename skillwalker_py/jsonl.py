@@ -70,6 +70,7 @@ __all__ = [
     "JsonlKind",
     "Layout",
     "append_jsonl",
+    "atomic_write_bytes",
     "atomic_write_text",
     "dumps_record",
     "iter_jsonl",
@@ -407,10 +408,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     A reader sees the old content or the new one, never a partial file. Text
     that cannot be encoded as UTF-8 raises before any file is touched.
     """
-    _atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace *path* with *data* atomically (as :func:`atomic_write_text`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -567,7 +569,7 @@ def _write_summary(
         data = _serialize(_explicit_utc(record, _SUMMARY_TIMESTAMPS))
     except JsonlRecordError as exc:
         raise JsonlRecordError(exc.field, exc.reason, path=path) from None
-    _atomic_write_bytes(path, data)
+    atomic_write_bytes(path, data)
     return path
 
 

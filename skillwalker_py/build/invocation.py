@@ -25,9 +25,10 @@ import contextlib
 import gc
 import hashlib
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
+
+from skillwalker_py.jsonl import atomic_write_bytes
 
 __all__ = ["PARSE_FILE", "cycle_collection_paused", "parse_kept_per_vars"]
 
@@ -67,9 +68,7 @@ def _vars_key(vars_text: str) -> str:
 def _copy(src: Path, dest: Path) -> None:
     """Copy ``src`` to ``dest`` whole or not at all (builds of two lakes may share one
     target folder)."""
-    part = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    shutil.copyfile(src, part)
-    os.replace(part, dest)
+    atomic_write_bytes(dest, src.read_bytes())
 
 
 @contextlib.contextmanager
@@ -89,7 +88,6 @@ def parse_kept_per_vars(target: Path, vars_text: str) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             if saved.exists():
-                kept.parent.mkdir(parents=True, exist_ok=True)
                 _copy(saved, kept)
                 _prune(kept.parent)
 
