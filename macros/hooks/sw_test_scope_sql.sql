@@ -3,6 +3,11 @@
   The data tests' scope for this dbt process, in its in-memory database:
 
     memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint
+    memory.main.sw_full_check() a DuckDB macro whose body is this build's full_check, a
+                                constant: the `where` of a cross-run view's data tests, which
+                                DuckDB folds when it plans the test, so a build that need not
+                                check the view does not plan its scans (a subquery on
+                                sw_build_state made DuckDB compute the whole view first)
     memory.main.sw_test_scope   the runs the data tests check (a table: each data test
                                 reads it instead of scanning the lake's import log)
 
@@ -27,20 +32,21 @@
 {#- not dbt's relation cache: on a first build the tables were created by this very hook -#}
 {%- set lake_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
     ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name in ('sw_builds', 'sw_import_log')").columns[0].values()[0] == 2 -%}
+{%- set full_check = forced or not lake_ready or run_query(
+    "select coalesce((select not (tests_passed and project_fingerprint = " ~ sw_sql_string(fingerprint)
+    ~ ") from " ~ builds ~ " order by finished_at desc limit 1), true)").columns[0].values()[0] -%}
+{%- set full_check_sql = 'true' if full_check else 'false' %}
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
-       {{ sw_sql_string(fingerprint) }} as project_fingerprint,
-       {%- if forced or not lake_ready %} true
-       {%- else %} coalesce((
-         select not (tests_passed and project_fingerprint = {{ sw_sql_string(fingerprint) }})
-         from {{ builds }} order by finished_at desc limit 1), true)
-       {%- endif %} as full_check;
+       {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check;
+
+create or replace macro memory.main.sw_full_check() as {{ full_check_sql }};
 
 create or replace table memory.main.sw_test_scope as
 {%- if lake_ready %}
 select distinct unnest(runs) as test_run_id
 from {{ log }}
-where (select full_check from memory.main.sw_build_state)
+where {{ full_check_sql }}
    or build_id not in (select build_id from {{ builds }} where tests_passed)
 {%- else %}
 select NULL::VARCHAR as test_run_id where false

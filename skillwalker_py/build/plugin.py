@@ -191,3 +191,4 @@ class Plugin(BasePlugin):
             "create or replace table sw_test_scope as "
             "select NULL::VARCHAR as test_run_id where false"
         )
+        conn.execute("create or replace macro sw_full_check() as false")

@@ -492,6 +492,21 @@ class TestIncremental:
         assert no_op.per_test == late.per_test
         assert no_op.summaries == late.summaries
 
+    def test_only_the_first_build_and_the_rebuilds_check_every_run(self, history: History) -> None:
+        """Whether a build's data tests checked every run (the full check that the cross-run
+        views' data tests run on, macros/hooks/sw_test_scope_sql.sql), as sw_builds records
+        it: the first build, the rebuild from output/ and --full-refresh; not the builds
+        after one whose tests all passed with the same project (var replace_run_ids steers
+        the import, it shapes no view), nor the one after the build that failed to start."""
+        full = dict(history.project.query("select build_id, full_tests from sw_builds"))
+        checked = {name: full[step.build_id]
+                   for name, step in history.steps.items() if step.finished}
+        assert checked == {
+            "first": True, "second": False, "reevaluated": False, "late": False, "no_op": False,
+            "replaced": False, "replaced_two": False, "after_invalid_marker": False,
+            "rebuild": True, "full_refresh": True,
+        }
+
 
 class TestReEvaluation:
     """Results appended with a later evaluated_at + marker; replace_run_ids; an invalid ID."""

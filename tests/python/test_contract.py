@@ -14,6 +14,7 @@ declare a column shared by two record kinds (``skill_file`` and
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from pathlib import Path
@@ -182,6 +183,7 @@ def test_sql_and_python_agree_on_every_run_id() -> None:
 
 
 KEY_TESTS = {"primary_key", "unique_combination"}
+FULL_CHECK = "memory.main.sw_full_check()"  # macros/hooks/sw_test_scope_sql.sql
 
 
 def _model_tests() -> dict[str, set[str]]:
@@ -199,3 +201,22 @@ def test_every_model_has_a_data_test_of_its_key() -> None:
     tests = _model_tests()
     assert len(models) >= 35  # storage, intermediate and marts, not an empty glob
     assert {m for m in models if not tests.get(m, set()) & KEY_TESTS} == set()
+
+
+def test_the_cross_run_views_are_checked_on_full_checks_only() -> None:
+    """README's list of the cross-run views (guarantee 5) is the list of models whose data
+    tests all take the full check's macro as their `where` (the other models' tests keep the
+    scope of dbt_project.yml)."""
+    readme = (SOURCES.parents[2] / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("the cross-run views (", 1)[1].split(")", 1)[0]
+    documented = set(re.findall(r"`(\w+)`", listed))
+    wheres: dict[str, set[str | None]] = {}
+    for path in (SOURCES.parents[1]).glob("*/*.yml"):
+        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models") or []:
+            for test in model.get("data_tests") or []:
+                config = next(iter(test.values())).get("config", {}) if isinstance(test, dict) \
+                    else {}
+                wheres.setdefault(model["name"], set()).add(config.get("where"))
+    assert len(documented) >= 3
+    assert {m for m, w in wheres.items() if FULL_CHECK in w} == documented
+    assert all(wheres[m] == {FULL_CHECK} for m in documented), wheres
