@@ -2,7 +2,8 @@
 
 * :func:`lake_state`: whether a ``dbt build`` would import and check nothing
   new, so the command can skip dbt's start-up (several seconds), and whether
-  the lake's views are current, so the build can leave them out;
+  the lake's views are current, so the build can leave them out, as it can
+  leave out the storage tables that have no file to read;
 * :func:`runs_not_in_output`: the runs a rebuild from the output folder would
   lose (they are in the lake, their files are gone).
 
@@ -59,6 +60,10 @@ class LakeState:
     views_current: bool
     """The lake's views and seeds are what the project (with these vars) builds: a build
     may leave them out."""
+    nothing_to_read: frozenset[str] = frozenset()
+    """Storage tables with no file to read, when the lake is otherwise as up to date as
+    :attr:`up_to_date` asks (nothing to undo, tests passed on the same project): a build
+    may leave their models out. Empty when that is not known."""
 
 
 def lake_state(
@@ -80,7 +85,8 @@ def lake_state(
       no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
       which also sees runs newly listed in ``.re-evaluated-runs.json``). With
       ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
-      (a query each) and ``up_to_date`` is False.
+      (a query each) and ``up_to_date`` is False;
+    * ``nothing_to_read``: under the same conditions, the tables that have no file to read.
     """
     nothing = LakeState(up_to_date=False, views_current=False)
     con = open_instance(config, ALIAS)
@@ -111,13 +117,20 @@ def lake_state(
         views_current = last[2] == fingerprint
         if interrupted or not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
-        for table, meta in storage_sources(project_dir).items():
-            sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
-            if con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() != (0,):
-                return LakeState(up_to_date=False, views_current=views_current)
-        return LakeState(up_to_date=True, views_current=views_current)
+        sources = storage_sources(project_dir)
+        idle = frozenset(t for t, meta in sources.items()
+                         if _no_file_to_read(con, t, meta, output_dir))
+        return LakeState(up_to_date=idle == set(sources), views_current=views_current,
+                         nothing_to_read=idle)
     finally:
         con.close()
+
+
+def _no_file_to_read(con: duckdb.DuckDBPyConnection, table: str, meta: Mapping[str, Any],
+                     output_dir: Path) -> bool:
+    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files)."""
+    sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
+    return con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() == (0,)
 
 
 def runs_in_lake(config: LakeConfig) -> set[str]:

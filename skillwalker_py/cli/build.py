@@ -18,7 +18,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +95,22 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- running dbt
 
-KEEP_VIEWS = ["--exclude", "config.materialized:view", "resource_type:seed",
-              "--indirect-selection", "empty"]
-"""dbt arguments of a build that leaves the views and seeds as they are (they are current:
-:func:`skillwalker_py.build.state.lake_state`): every storage table and every data test
-still runs (``empty``: leaving out a view does not leave out its data tests)."""
+def leave_out(*, views: bool, tables: Iterable[str] = ()) -> list[str]:
+    """dbt arguments of a build that leaves out the views and seeds (``views``: they are
+    current) and the storage ``tables`` (models) that have no file to read, as
+    :func:`skillwalker_py.build.state.lake_state` tells; every data test still runs
+    (``empty``: leaving out a model does not leave out its data tests)."""
+    excluded = ["config.materialized:view", "resource_type:seed"] if views else []
+    excluded += sorted(tables)
+    return ["--exclude", *excluded, "--indirect-selection", "empty"] if excluded else []
 
 
 def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
-            keep_views: bool = False) -> int:
+            keep_views: bool = False, idle_tables: Iterable[str] = ()) -> int:
     """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
 
-    ``keep_views``: leave out the views and seeds (:data:`KEEP_VIEWS`; the progress says so).
+    ``keep_views``: leave out the views and seeds; ``idle_tables``: leave out these storage
+    tables, which have no file to read (:func:`leave_out`; the progress says both).
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     Python's cycle collector is paused from dbt's import to the summary, and what the
@@ -114,11 +118,12 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     (:func:`~skillwalker_py.build.invocation.cycle_collection_paused`).
     """
     with invocation.cycle_collection_paused(freeze=True):
-        return _run_dbt(args, dbt_vars, extra, keep_views=keep_views)
+        return _run_dbt(args, dbt_vars, extra, keep_views=keep_views,
+                        idle_tables=sorted(idle_tables))
 
 
 def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
-             keep_views: bool) -> int:
+             keep_views: bool, idle_tables: list[str]) -> int:
     # dbt's locks start multiprocessing's resource tracker, which cleans them up after an
     # interrupted build and warns about it on stderr: the cleanup is expected, not news
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
@@ -139,7 +144,7 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
             os.environ.pop(name, None)
     verbose = bool(getattr(args, "verbose", False))
     progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False),
-                        views_kept=keep_views)
+                        views_kept=keep_views, idle_tables=idle_tables)
     argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
     if not verbose:
         argv += ["--log-level", "none"]
@@ -167,7 +172,8 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
     try:
         with invocation.parse_kept_per_vars(target, vars_text):
             conflicts.build(
-                invoke, argv + (KEEP_VIEWS if keep_views else []) + extra, target_dir=target,
+                invoke, argv + leave_out(views=keep_views, tables=idle_tables) + extra,
+                target_dir=target,
                 attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
             )  # fmt: skip
         result = results[-1]
@@ -269,7 +275,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     # --force replaces the views too (a way to mend a view changed by hand)
     keep = state.views_current and not (args.force or args.select or more)
     extra = ["--select", *args.select] if args.select else []
-    return run_dbt(args, dbt_vars, extra + more, keep_views=keep)
+    # (nothing_to_read is known for a build that may skip dbt only: a plain one)
+    return run_dbt(args, dbt_vars, extra + more, keep_views=keep,
+                   idle_tables=state.nothing_to_read)
 
 
 def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> int:

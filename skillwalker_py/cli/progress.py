@@ -4,7 +4,8 @@
 every event dbt fires (whatever dbt prints). On a terminal it draws a
 progress bar (tqdm, on stderr); otherwise it prints plain lines on stdout:
 one per storage table (rows imported, files read, lines rejected, as the
-table commits them to the lake's import log), one per failing node, and at
+table commits them to the lake's import log; one for the tables left out, which
+have no file to read), one per failing node, and at
 the end one for the views and one for the data tests. :meth:`Progress.finish`
 prints the summary from the build's row in ``sw_builds``.
 
@@ -22,6 +23,7 @@ import shutil
 import sys
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +47,14 @@ def _plural(n: int, word: str) -> str:
 class Progress:
     """Progress of one build; ``enabled`` False (--verbose: dbt prints) keeps only the summary."""
 
-    def __init__(self, *, enabled: bool, lake: LakeConfig, views_kept: bool = False) -> None:
+    def __init__(self, *, enabled: bool, lake: LakeConfig, views_kept: bool = False,
+                 idle_tables: Sequence[str] = ()) -> None:
         self.enabled = enabled
         self.lake = lake
         self.views_kept = views_kept
         """The build leaves the views and seeds out (they are current)."""
+        self.idle_tables = list(idle_tables)
+        """Storage tables the build leaves out: they have no file to read."""
         # a bar needs a terminal with a width (a pty of 0 columns draws nothing)
         self.terminal = enabled and sys.stderr.isatty() and shutil.get_terminal_size((0, 0))[0] > 0
         self.bar: Any = None
@@ -73,6 +78,8 @@ class Progress:
 
     def start(self, output: Path, lake: Path) -> None:
         self._line(f"{PREFIX} building {output} into {lake}")
+        if self.idle_tables:
+            self._line(f"{PREFIX} nothing new for {', '.join(self.idle_tables)}: left out")
 
     def close(self) -> None:
         if self.bar is not None:

@@ -29,7 +29,7 @@ import pytest
 from skillwalker_py import lake
 from skillwalker_py.build import ingest, invocation
 from skillwalker_py.build import state as build_state
-from skillwalker_py.cli.build import KEEP_VIEWS, validate_vars
+from skillwalker_py.cli.build import leave_out, validate_vars
 from skillwalker_py.cli.common import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,27 +169,21 @@ class DbtProject:
     def build(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """``dbt build``; without arguments, or with ``--vars`` alone, as
         ``skillwalker-data build`` runs it: leaving out the views and seeds when the
-        lake's are current for those vars (:func:`keeps_views`)."""
+        lake's are current for those vars, and (without arguments) the storage tables
+        that have no file to read (:meth:`build_args`)."""
         return self.dbt("build", *self.build_args(args), check=check)
 
     def build_args(self, args: tuple[str, ...]) -> tuple[str, ...]:
-        """``args`` of a ``dbt build``, with :data:`KEEP_VIEWS` added where the command
-        would add it: no arguments or ``--vars`` alone, and current views."""
+        """``args`` of a ``dbt build``, with what :func:`leave_out` adds where the command
+        would add it: no arguments or ``--vars`` alone (an embedded lake: ``lake_state``)."""
         given = _vars_alone(args, self.project_dir)
-        if given is not None and self.keeps_views(given):
-            return (*args, *KEEP_VIEWS)
-        return args
-
-    def keeps_views(self, dbt_vars: Mapping[str, Any] | None = None) -> bool:
-        """Whether ``skillwalker-data build`` would leave out the views and seeds now (an
-        embedded lake whose views were built from this project and these vars:
-        ``lake_state``)."""
-        if "SKILLWALKER_LAKE_CATALOG" in self.extra_env or not self.lake_dir.exists():
-            return False
+        if given is None or "SKILLWALKER_LAKE_CATALOG" in self.extra_env \
+                or not self.lake_dir.exists():
+            return args
         state = build_state.lake_state(self.project_dir, self.output_dir,
-                                       lake.LakeConfig.from_dir(self.lake_dir), dbt_vars,
-                                       check_inputs=False)
-        return state.views_current
+                                       lake.LakeConfig.from_dir(self.lake_dir), given,
+                                       check_inputs=not given)
+        return (*args, *leave_out(views=state.views_current, tables=state.nothing_to_read))
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A reader's connection: the last finished build (fails the test before any)."""

@@ -150,7 +150,22 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     marker.write_text(json.dumps(sorted([*listed, run])))
     out = _build(project).stdout
     assert SKIPPED not in out and VIEWS_KEPT in out
+    assert "left out" not in out  # the listed run is read again in every table
     assert SKIPPED in _build(project).stdout
+
+    # a run's test-config.jsonl grows (its last line again, which wins over the first):
+    # only test_config has a file to read, and the build leaves the other tables out
+    config = project.output_dir / "runs" / summary.run_ids[0] / "test-config.jsonl"
+    config.write_bytes(config.read_bytes() + config.read_bytes().splitlines(keepends=True)[-1])
+    out = _build(project).stdout
+    assert VIEWS_KEPT in out
+    lines = out.splitlines()
+    assert "skillwalker-data: nothing new for acil_iteration, acil_summary, output_files, " \
+        "scil_iteration, scil_summary, test_results, test_run, tool_calls: left out" in lines
+    imported = [line for line in lines if line.startswith("skillwalker-data: imported ")]
+    assert len(imported) == 1, lines
+    assert imported[0].startswith("skillwalker-data: imported test_config: "), lines
+    assert ": 1 run imported from 1 file, no line rejected" in lines[-1], lines[-1]
 
     # a var that shapes a view: the views are built again (and each run is checked)
     assert _window(project) == 3  # three runs, flaky_window 5
