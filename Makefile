@@ -28,7 +28,7 @@ lint: install
 
 # two workers (the machines have 2 cores); a test file stays on one worker, so
 # module-scoped builds are made once; files are handed out in the order of
-# tests/conftest.py (longest tiers first; xdist would otherwise start with the
+# tests/conftest.py (longest files first; xdist would otherwise start with the
 # files that hold the most tests); the log ends with the ten slowest tests
 test: lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10
