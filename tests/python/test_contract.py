@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import types
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
@@ -186,13 +187,20 @@ KEY_TESTS = {"primary_key", "unique_combination"}
 FULL_CHECK = "memory.main.sw_full_check()"  # macros/hooks/sw_test_scope_sql.sql
 
 
+def _declared_tests() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(model, generic test, its properties) for each data test declared on a model."""
+    for path in (SOURCES.parents[1]).glob("*/*.yml"):
+        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models") or []:
+            for test in model.get("data_tests") or []:
+                name = test if isinstance(test, str) else next(iter(test))
+                yield model["name"], name, {} if isinstance(test, str) else test[name] or {}
+
+
 def _model_tests() -> dict[str, set[str]]:
     """The generic data tests declared on each model (by model name)."""
     tests: dict[str, set[str]] = {}
-    for path in (SOURCES.parents[1]).glob("*/*.yml"):
-        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models") or []:
-            tests[model["name"]] = {t if isinstance(t, str) else next(iter(t))
-                                    for t in model.get("data_tests") or []}
+    for model, name, _properties in _declared_tests():
+        tests.setdefault(model, set()).add(name)
     return tests
 
 
@@ -211,12 +219,8 @@ def test_the_cross_run_views_are_checked_on_full_checks_only() -> None:
     listed = readme.split("the cross-run views (", 1)[1].split(")", 1)[0]
     documented = set(re.findall(r"`(\w+)`", listed))
     wheres: dict[str, set[str | None]] = {}
-    for path in (SOURCES.parents[1]).glob("*/*.yml"):
-        for model in yaml.safe_load(path.read_text(encoding="utf-8")).get("models") or []:
-            for test in model.get("data_tests") or []:
-                config = next(iter(test.values())).get("config", {}) if isinstance(test, dict) \
-                    else {}
-                wheres.setdefault(model["name"], set()).add(config.get("where"))
+    for model, _name, properties in _declared_tests():
+        wheres.setdefault(model, set()).add(properties.get("config", {}).get("where"))
     assert len(documented) >= 3
     assert {m for m, w in wheres.items() if FULL_CHECK in w} == documented
     assert all(wheres[m] == {FULL_CHECK} for m in documented), wheres
