@@ -168,16 +168,14 @@ class Project(DbtProject):
         if not cli:
             proc = self.dbt("build", *self.build_args(args), check=False, extra_env=extra_env)
             code, out = proc.returncode, proc.stdout + proc.stderr
-            if check and code != 0:
-                raise AssertionError(f"build failed ({code}):\n{failure_summary(out)}")
-            return code, out
-        running = self.start(*args, cli=cli, extra_env=extra_env)
-        try:
-            code = running.wait()
-        finally:
-            if running.proc.poll() is None:
-                running.kill()
-        out = running.output()
+        else:
+            running = self.start(*args, cli=True, extra_env=extra_env)
+            try:
+                code = running.wait()
+            finally:
+                if running.proc.poll() is None:
+                    running.kill()
+            out = running.output()
         if check and code != 0:
             raise AssertionError(f"build failed ({code}):\n{failure_summary(out)}")
         return code, out
