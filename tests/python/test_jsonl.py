@@ -4,9 +4,9 @@ import errno
 import json
 import multiprocessing
 import os
+import resource
 import signal
 import sys
-import time
 import types
 from datetime import UTC, datetime
 from pathlib import Path
@@ -622,47 +622,47 @@ def test_keyboard_interrupt_mid_write_leaves_no_partial_line(
     assert path.read_bytes() == b'{"a":1}\n'
 
 
-KILL_ROUNDS = 6
-KILL_LINE_BYTES = 4 * 1024 * 1024
+KILL_PAYLOAD = "k" * (1024 * 1024)
+KILL_LINE = json.dumps({"worker": 0, "payload": KILL_PAYLOAD}, separators=(",", ":")) + "\n"
+# Where each writer dies, in bytes of its line: after the first byte, a page
+# in, mid-line, and two bytes short of the end (the closing brace missing).
+KILL_CUTS = (1, 4096, len(KILL_LINE) // 2, len(KILL_LINE) - 2)
 
 
-def _append_then_wait(path: str, worker: int) -> None:
-    append_jsonl(path, [{"worker": worker, "payload": "k" * KILL_LINE_BYTES}])
-    time.sleep(60)
+def _append_until_killed(path: str, file_size_limit: int) -> None:
+    """Append one big line in a process the kernel kills once the file reaches the limit.
 
-
-def _size(path: Path) -> int:
-    return path.stat().st_size if path.exists() else 0
+    ``RLIMIT_FSIZE`` makes ``os.write`` stop at *file_size_limit* bytes; the
+    next write gets ``SIGXFSZ``, whose default action (restored here: Python
+    ignores it) kills the process on the spot, with no Python cleanup, so the
+    file keeps the partial line exactly as a writer killed mid-write leaves it.
+    The kill point is chosen, not raced: it lands every time on any machine.
+    """
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, hard))
+    append_jsonl(path, [{"worker": 0, "payload": KILL_PAYLOAD}])
 
 
 def test_killed_writers_never_leave_the_file_ending_in_a_partial_line(tmp_path: Path) -> None:
-    """SIGKILL a writer while its line is being written; the next append seals the tear."""
+    """A writer killed mid-line leaves a torn line; the next append seals it as one bad line."""
     path = tmp_path / "crash.jsonl"
     context = multiprocessing.get_context("fork")
-    torn_rounds = 0
-    for round_number in range(KILL_ROUNDS):
-        size_before = _size(path)
-        process = context.Process(target=_append_then_wait, args=(str(path), round_number))
+    for round_number, cut in enumerate(KILL_CUTS):
+        size_before = path.stat().st_size if path.exists() else 0
+        process = context.Process(target=_append_until_killed, args=(str(path), size_before + cut))
         process.start()
-        deadline = time.monotonic() + 60
-        while _size(path) <= size_before + 1:  # wait until the write has begun
-            assert time.monotonic() < deadline and process.is_alive()
-        process.kill()  # SIGKILL: no cleanup, in the middle of os.write
-        process.join(timeout=30)
-        assert process.exitcode == -signal.SIGKILL
-        torn_rounds += not path.read_bytes().endswith(b"\n")
+        process.join(timeout=60)
+        assert process.exitcode == -signal.SIGXFSZ  # killed by the kernel, not returned
+        assert path.read_bytes()[size_before:] == KILL_LINE[:cut].encode()  # torn at *cut*
         append_jsonl(path, [{"marker": round_number}])
-        data = path.read_bytes()
-        assert data.endswith(b'\n{"marker":%d}\n' % round_number)  # a whole line of its own
-    assert torn_rounds >= 1  # the kill did land mid-write (in practice: every round)
+        assert path.read_bytes().endswith(b'\n{"marker":%d}\n' % round_number)  # a line of its own
     result = read_jsonl(path)
-    assert [r["marker"] for r in result.records if "marker" in r] == list(range(KILL_ROUNDS))
-    for record in result.records:
-        if "marker" not in record:
-            assert record["payload"] == "k" * KILL_LINE_BYTES
-    assert len(result.errors) == torn_rounds  # each tear is exactly one bad line
-    for error in result.errors:
-        assert error.text.startswith('{"worker":')
+    assert result.records == [{"marker": n} for n in range(len(KILL_CUTS))]
+    assert [error.line_number for error in result.errors] == [1, 3, 5, 7]  # a tear: one bad line
+    assert [error.text for error in result.errors] == [
+        KILL_LINE[:cut][:MAX_ERROR_TEXT] for cut in KILL_CUTS
+    ]
 
 
 # --------------------------------------------------------------------------
