@@ -1,8 +1,8 @@
 """The key tests (tests/generic/primary_key.sql, unique_combination.sql) on hand-made rows.
 
 Each generic test is rendered as dbt renders it (a ``{% test %}`` block is a macro named
-``test_<name>``) with the shared macro ``macros/tests/sw_key_test.sql``, and its SQL runs in
-DuckDB over a table whose failing rows are worked out by hand below.
+``test_<name>``) with the shared macro ``macros/data_tests/sw_key_test.sql``, and its SQL
+runs in DuckDB over a table whose failing rows are worked out by hand below.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ INVARIANTS = "score between 0 and 1"
 
 def _test_macro(name: str) -> Any:
     env = jinja2.Environment()
-    shared = env.from_string((REPO / "macros" / "tests" / "sw_key_test.sql").read_text()).module
+    macro = REPO / "macros" / "data_tests" / "sw_key_test.sql"
+    shared = env.from_string(macro.read_text()).module
     env.globals["sw_key_test"] = getattr(shared, "sw_key_test")  # noqa: B009 (a Jinja macro)
     text = (REPO / "tests" / "generic" / f"{name}.sql").read_text()
     text = re.sub(r"\{%\s*test\s+(\w+)\(", r"{% macro test_\1(", text)
