@@ -17,8 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+Row = tuple[Any, ...]
+
 # (id, part, score): the key is (id, part); the invariants: score between 0 and 1
-ROWS = [
+ROWS: list[Row] = [
     (1, "a", 0.5),   # fine
     (1, "b", 0.5),   # fine: same id, other part
     (2, "a", 0.1),   # key repeated (with the next row)
@@ -41,37 +43,35 @@ def _test_macro(name: str) -> Any:
     return getattr(env.from_string(text).module, f"test_{name}")
 
 
-def _failing(name: str, **arguments: Any) -> list[tuple[Any, ...]]:
+def _failing(name: str, rows: list[Row] = ROWS, invariants: str | None = None) -> list[Row]:
+    """The failing rows of key test ``name`` over ``rows`` (id, part, score), key (id, part)."""
     con = duckdb.connect()
     con.execute("create table t (id integer, part varchar, score double)")
-    con.executemany("insert into t values (?, ?, ?)", ROWS)
-    sql = str(_test_macro(name)(model="t", columns=["id", "part"], **arguments))
+    con.executemany("insert into t values (?, ?, ?)", rows)
+    sql = str(_test_macro(name)(model="t", columns=["id", "part"], invariants=invariants))
     return sorted(con.execute(sql).fetchall(), key=repr)
 
 
 @pytest.mark.parametrize(
-    ("name", "arguments", "expected"),
+    ("name", "invariants", "expected"),
     [
         # one row per failing key: (id, part, n_rows)
-        ("primary_key", {}, [(2, "a", 2), (3, None, 1)]),
-        ("unique_combination", {}, [(2, "a", 2)]),
+        ("primary_key", None, [(2, "a", 2), (3, None, 1)]),
+        ("unique_combination", None, [(2, "a", 2)]),
         # one row per failing model row: (id, part, n_rows, invariants_hold)
-        ("primary_key", {"invariants": INVARIANTS},
+        ("primary_key", INVARIANTS,
          [(2, "a", 2, True), (2, "a", 2, True), (3, None, 1, True), (4, "a", 1, False)]),
-        ("unique_combination", {"invariants": INVARIANTS},
+        ("unique_combination", INVARIANTS,
          [(2, "a", 2, True), (2, "a", 2, True), (4, "a", 1, False)]),
     ],
 )
 def test_a_key_test_fails_on_exactly_the_rows_that_break_its_rules(
-    name: str, arguments: dict[str, str], expected: list[tuple[Any, ...]]
+    name: str, invariants: str | None, expected: list[Row]
 ) -> None:
-    assert _failing(name, **arguments) == sorted(expected, key=repr)
+    assert _failing(name, ROWS, invariants) == sorted(expected, key=repr)
 
 
 def test_rows_that_keep_every_rule_pass() -> None:
-    con = duckdb.connect()
-    con.execute("create table t (id integer, part varchar, score double)")
-    con.executemany("insert into t values (?, ?, ?)", [(1, "a", 0.0), (1, "b", 1.0)])
+    rows = [(1, "a", 0.0), (1, "b", 1.0)]
     for name in ("primary_key", "unique_combination"):
-        sql = str(_test_macro(name)(model="t", columns=["id", "part"], invariants=INVARIANTS))
-        assert con.execute(sql).fetchall() == [], name
+        assert _failing(name, rows, INVARIANTS) == [], name
