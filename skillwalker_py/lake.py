@@ -332,13 +332,18 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
-# Loading the two extensions costs 0.3-0.7 s per DuckDB instance, so readers keep
-# a few instances for the life of the process: one per lake with the lake attached
-# at its newest snapshot (to find the last finished build; a new transaction sees
-# new commits), and one per (lake, snapshot) with the lake attached as `lake` at
-# that snapshot. connect() hands out cursors of those (each its own connection).
+# Loading the two extensions costs 0.1-0.2 s of CPU per DuckDB instance (their
+# signature check), so readers keep a few instances for the life of the process: one
+# per lake with the lake attached as `sw_head` at its newest snapshot (to find the
+# last finished build and list the builds; a new transaction sees new commits), and
+# one per (lake, snapshot) with the lake attached as `lake` at that snapshot. The
+# first snapshot read is attached in the head's own instance (_HOSTED): a command
+# that reads one build loads the extensions once. connect() hands out cursors of
+# those (each its own connection).
 _CACHE_LOCK = threading.Lock()
 _HEADS: dict[tuple[object, ...], duckdb.DuckDBPyConnection] = {}
+_HOSTED: set[tuple[object, ...]] = set()
+"""Lakes whose head instance also holds a snapshot attached as ``lake``."""
 _PINNED: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
 _MAX_PINNED = 4
 
@@ -386,13 +391,22 @@ def open_instance(
 _NO_LAKE = "creating a new DuckLake is explicitly disabled"
 
 
-def _finished(config: LakeConfig, key: tuple[object, ...]) -> int | None:
+def _head(config: LakeConfig, key: tuple[object, ...]) -> duckdb.DuckDBPyConnection | None:
+    """The lake's head instance (``sw_head``: its newest snapshot), opened on first use;
+    None when the lake does not exist."""
     head = _HEADS.get(key)
     if head is None:
-        opened = open_instance(config, "sw_head")
-        if opened is None:
+        head = open_instance(config, "sw_head")
+        if head is None:
             return None
-        head = _HEADS[key] = opened
+        _HEADS[key] = head
+    return head
+
+
+def _finished(config: LakeConfig, key: tuple[object, ...]) -> int | None:
+    head = _head(config, key)
+    if head is None:
+        return None
     cur = head.cursor()
     try:
         return finished_snapshot(cur, "sw_head")
@@ -441,7 +455,7 @@ def _pinned_cursor(
     pinned_key = (*key, snapshot)
     parent = _PINNED.pop(pinned_key, None)
     if parent is None:
-        parent = _instance(config, ALIAS, snapshot)
+        parent = _hosted(config, key, snapshot) or _instance(config, ALIAS, snapshot)
     _PINNED[pinned_key] = parent  # most recently used last
     while len(_PINNED) > _MAX_PINNED:
         _PINNED.popitem(last=False)  # open cursors keep their instance alive
@@ -450,8 +464,22 @@ def _pinned_cursor(
     return cur
 
 
+def _hosted(
+    config: LakeConfig, key: tuple[object, ...], snapshot: int
+) -> duckdb.DuckDBPyConnection | None:
+    """The head instance with ``snapshot`` attached as ``lake``, when it holds no snapshot
+    yet (else None: another snapshot gets an instance of its own)."""
+    head = _HEADS.get(key)
+    if head is None or key in _HOSTED:
+        return None
+    head.execute(config.attach_sql(ALIAS, snapshot=snapshot))
+    _HOSTED.add(key)
+    return head
+
+
 def _forget(key: tuple[object, ...]) -> None:
     _HEADS.pop(key, None)
+    _HOSTED.discard(key)
     for pinned in [k for k in _PINNED if k[: len(key)] == key]:
         del _PINNED[pinned]
 
@@ -464,9 +492,14 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     such a build is listed but can no longer be read.
     """
     config = LakeConfig.resolve(lake)
+    if not config.exists():
+        return []
     try:
-        con = open_instance(config, "sw_head")
-    except duckdb.Error as exc:
+        with _CACHE_LOCK:
+            key = _lake_key(config)
+            head = _head(config, key)
+            con = None if head is None else head.cursor()
+    except (duckdb.Error, OSError) as exc:
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
     if con is None:
         return []

@@ -197,3 +197,53 @@ def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
         lake.at_build(folder, "99")
     with pytest.raises(lake.LakeError, match="no build with an id starting 'zz'"):
         lake.at_build(folder, "zz")
+
+
+def test_a_reader_of_one_build_loads_the_extensions_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last finished build is found and read in one DuckDB instance (the extensions'
+    signature check costs 0.1-0.2 s of CPU per instance); another build, read while the
+    first is still open, gets an instance of its own, and each sees its own rows."""
+    config = lake.LakeConfig.from_dir(tmp_path)
+    con = duckdb.connect()
+    try:
+        lake.load_extensions(con)
+        con.execute(config.attach_sql(read_only=False))
+        for value in (1, 2):  # two finished builds
+            con.execute(f"begin; create or replace table lake.main.t as select {value} as a")
+            con.execute("call lake.set_commit_message('skillwalker', ?)",
+                        [lake.FINISHED_MESSAGE])
+            con.execute("commit")
+        first = con.execute(
+            "select min(snapshot_id) from ducklake_snapshots('lake') where commit_message = ?",
+            [lake.FINISHED_MESSAGE]).fetchone()
+    finally:
+        con.close()
+    assert first is not None
+    loads: list[duckdb.DuckDBPyConnection] = []
+    load = lake.load_extensions
+
+    def counted(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
+        loads.append(con)
+        load(con, catalog)
+
+    monkeypatch.setattr(lake, "load_extensions", counted)
+    latest = lake.connect(tmp_path)
+    assert latest is not None
+    try:
+        assert latest.execute("select a from t").fetchall() == [(2,)]
+        assert len(loads) == 1  # the newest snapshot and the build read: one instance
+        older = lake.connect(lake.LakeConfig(config.catalog, config.data_path,
+                                             snapshot=first[0]))
+        assert older is not None
+        try:
+            assert older.execute("select a from t").fetchall() == [(1,)]
+            assert latest.execute("select a from t").fetchall() == [(2,)]
+        finally:
+            older.close()
+        assert len(loads) == 2
+        assert [b["snapshot_id"] for b in lake.builds(tmp_path)] == []  # no sw_builds table
+        assert len(loads) == 2  # the list of builds reads the head instance
+    finally:
+        latest.close()
