@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
 from skillwalker_py.build import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
@@ -42,7 +41,7 @@ SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
 
 def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The ``output`` source tables of the project: name -> meta (file names, document folder)."""
-    spec = yaml.safe_load((Path(project_dir) / SOURCES_YML).read_text(encoding="utf-8"))
+    spec = ingest.project_yaml(Path(project_dir) / SOURCES_YML)
     return {
         table["name"]: dict(table.get("meta") or {})
         for source in spec.get("sources", [])

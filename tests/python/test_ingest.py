@@ -365,3 +365,16 @@ def test_every_var_either_steers_a_build_or_shapes_a_view() -> None:
     assert set(declared) >= ingest.BUILD_VARS, ingest.BUILD_VARS - set(declared)
     assert read & ingest.BUILD_VARS == set()
     assert set(declared) - ingest.BUILD_VARS == read
+
+
+def test_the_project_yaml_loads_as_pyyamls_safe_loader_loads_it() -> None:
+    """ingest.project_yaml takes libyaml's loader for speed: every YAML file of the dbt
+    project loads to the same data as with PyYAML's pure-Python safe loader."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    files = [root / "dbt_project.yml", root / "profiles.yml",
+             *sorted((root / "models").rglob("*.yml")), *sorted((root / "macros").rglob("*.yml"))]
+    assert len(files) > 5
+    for path in files:
+        assert ingest.project_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path
