@@ -284,6 +284,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
     ``full_refresh`` (every run directory deleted, then --full-refresh).
     """
     project = make_project(tmp_path_factory, "history")
+    project.dbt_log = True  # parses() reads how dbt parsed each build
     steps: dict[str, Step] = {}
     results: dict[str, list[tuple[Any, ...]]] = {}
     rows: dict[str, dict[str, dict[str, int]]] = {}
