@@ -101,11 +101,14 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
 
 
 DBT_LOG = os.environ.get("SKILLWALKER_TESTS_DBT_LOG") == "1"
-"""The tests' dbt commands write no debug log file, as ``skillwalker-data build`` runs
-dbt (``--log-level none``), unless a project asks for it (:attr:`DbtProject.dbt_log`):
-that log cost an in-process build of one new run 0.2-0.5 of its ~6 CPU s (medians of
-six, 6.46 against 6.23 s). SKILLWALKER_TESTS_DBT_LOG=1 writes it for every project, to
-look into a failing test (``<tmp>/.../logs/dbt.log``)."""
+"""The tests' builds (dbt commands, and ``skillwalker-data build`` also with
+``--verbose``) write no debug log file, as the command without ``--verbose`` runs dbt
+(``--log-level none``), unless a project asks for it (:attr:`DbtProject.dbt_log`):
+a plain ``dbt build`` of one new run took 0.2-0.7 CPU s more with it (medians 6.46
+against 6.23 s of six, 8.0 against 7.31 of eight, alternated; the machine's noise is
+as large), ``skillwalker-data build --verbose`` no measurable more (5.97 against 5.96).
+SKILLWALKER_TESTS_DBT_LOG=1 writes it for every project, to look into a failing test
+(``<tmp>/.../logs/dbt.log``)."""
 
 
 def _vars_alone(args: tuple[str, ...], project_dir: Path) -> dict[str, Any] | None:
@@ -157,14 +160,14 @@ class DbtProject:
                 "SKILLWALKER_PROJECT_DIR": str(self.project_dir),
             }
         )
+        if not self.dbt_log:  # dbt's own variable for --log-level-file
+            env["DBT_LOG_LEVEL_FILE"] = "none"
         env.update(self.extra_env)
         return env
 
     def dbt_command(self, command: str, *args: str) -> list[str]:
         """argv of a dbt command; ``command`` may hold a subcommand (``"docs generate"``)."""
         flags = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
-        if not self.dbt_log:
-            flags += ["--log-level-file", "none"]
         return [str(DBT), *command.split(), *flags, *args]
 
     def dbt(self, command: str, *args: str, check: bool = True,
