@@ -32,13 +32,14 @@ lint: install
 # stays on one worker, so module-scoped builds are made once; files are handed
 # out in the order of tests/conftest.py (longest files first; xdist would
 # otherwise start with the files that hold the most tests); the log ends with
-# the ten slowest tests
+# the ten slowest tests, then the CPU the suite spent and the machine's speed
+# (tests/conftest.py)
 test: install
 	$(BIN)/ruff check .
 	@rm -f $(VENV)/mypy.status; \
 	( $(BIN)/mypy > $(VENV)/mypy.log 2>&1; status=$$?; \
 	  sed 's/^/mypy: /' $(VENV)/mypy.log; echo $$status > $(VENV)/mypy.status ) & \
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10; \
+	SKILLWALKER_TESTS_CPU_REPORT=1 $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10; \
 	tests=$$?; wait; mypy=$$(cat $(VENV)/mypy.status); \
 	if [ "$$mypy" != 0 ]; then echo "make test: mypy found errors (the lines starting mypy: above)"; fi; \
 	[ $$tests = 0 ] && [ "$$mypy" = 0 ]

@@ -20,6 +20,9 @@ checks that the thread count does not change what a build writes.
 from __future__ import annotations
 
 import os
+import resource
+import subprocess
+import sys
 
 import pytest
 
@@ -50,3 +53,28 @@ def _rank(item: pytest.Item) -> int:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_rank)  # stable: the order of the rest is pytest's own
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """With SKILLWALKER_TESTS_CPU_REPORT=1 (``make test`` sets it), the log ends with the
+    CPU the suite's processes spent and a reference of the machine's speed, so that a slow
+    run tells whether the suite or the machine was slow: the same code took 781 to 1,495
+    CPU s here, depending on the hour of the shared machine."""
+    if os.environ.get("SKILLWALKER_TESTS_CPU_REPORT") != "1" or hasattr(config, "workerinput"):
+        return
+    # this process, the workers (reaped by now) and every process under them
+    suite = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN)
+    before = _cpu(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import dbt.cli.main"], check=False)
+    reference = _cpu(resource.RUSAGE_CHILDREN) - before
+    terminalreporter.write_line(
+        f"CPU: the suite's processes spent {suite:,.0f} s; the machine's speed: importing "
+        f"dbt took {reference:.2f} CPU s (2.1-2.3 in a slow hour of 2026-12-03, when make "
+        "test took 1,495 CPU s)"
+    )
