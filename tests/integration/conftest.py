@@ -135,8 +135,7 @@ class DbtProject:
     """The dbt project (a copy of the checkout where a test changes a model)."""
     dbt_log: bool = DBT_LOG
     """dbt writes its debug log (``logs/dbt.log``): for a test that reads it. Off, as
-    ``skillwalker-data build`` runs dbt, it costs a build 0.2-0.5 CPU s (see
-    :data:`DBT_LOG`)."""
+    ``skillwalker-data build`` runs dbt, unless :data:`DBT_LOG` (its cost measured there)."""
 
     @property
     def output_dir(self) -> Path:
