@@ -492,14 +492,9 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     such a build is listed but can no longer be read.
     """
     config = LakeConfig.resolve(lake)
-    if not config.exists():
-        return []
     try:
-        with _CACHE_LOCK:
-            key = _lake_key(config)
-            head = _head(config, key)
-            con = None if head is None else head.cursor()
-    except (duckdb.Error, OSError) as exc:
+        con = open_instance(config, "sw_head")
+    except duckdb.Error as exc:
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
     if con is None:
         return []
