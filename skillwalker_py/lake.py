@@ -335,11 +335,13 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
 # Loading the two extensions costs 0.1-0.2 s of CPU per DuckDB instance (their
 # signature check), so readers keep a few instances for the life of the process: one
 # per lake with the lake attached as `sw_head` at its newest snapshot (to find the
-# last finished build and list the builds; a new transaction sees new commits), and
+# last finished build; a new transaction sees new commits), and
 # one per (lake, snapshot) with the lake attached as `lake` at that snapshot. The
 # first snapshot read is attached in the head's own instance (_HOSTED): a command
 # that reads one build loads the extensions once. connect() hands out cursors of
-# those (each its own connection).
+# those (each its own connection), and starts afresh once when a cached instance fails:
+# a lake folder replaced at the same path can get the old catalog file's inode back,
+# which is part of the cache's key. builds() opens an instance of its own instead.
 _CACHE_LOCK = threading.Lock()
 _HEADS: dict[tuple[object, ...], duckdb.DuckDBPyConnection] = {}
 _HOSTED: set[tuple[object, ...]] = set()
