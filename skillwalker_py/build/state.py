@@ -117,6 +117,7 @@ def lake_state(
         if interrupted or not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
         sources = storage_sources(project_dir)
+        ingest.add_plan_functions(con)
         idle = frozenset(t for t, meta in sources.items()
                          if _no_file_to_read(con, t, meta, output_dir))
         return LakeState(up_to_date=idle == set(sources), views_current=views_current,
@@ -127,7 +128,8 @@ def lake_state(
 
 def _no_file_to_read(con: duckdb.DuckDBPyConnection, table: str, meta: Mapping[str, Any],
                      output_dir: Path) -> bool:
-    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files)."""
+    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files:
+    a file to read, to log again, or whose rejected lines go)."""
     sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
     return con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() == (0,)
 
