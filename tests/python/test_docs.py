@@ -11,6 +11,7 @@ import pytest
 DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
+    "skillwalker_py.cli.progress",
     "skillwalker_py.config",
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",
