@@ -414,11 +414,11 @@ def unreadable_input(output: Path) -> Path:
     after the first build. Outside :class:`Input`: it is rejected by the first build only."""
     run_dir = output / "runs" / UNREADABLE_RUN
     run_dir.mkdir(parents=True)
-    (run_dir / "test-config.jsonl").write_bytes(line(config_line(UNREADABLE_RUN, "u-a")) +
-                                                line(config_line(UNREADABLE_RUN, "u-b")))
+    (run_dir / "test-config.jsonl").write_bytes(
+        b"".join(line(config_line(UNREADABLE_RUN, c)) + b"\n" for c in ("u-a", "u-b")))
     path = run_dir / "test-run.jsonl"
-    path.write_bytes(line(result_event(UNREADABLE_RUN, "u-a")) +
-                     line(result_event(UNREADABLE_RUN, "u-b")))
+    path.write_bytes(
+        b"".join(line(result_event(UNREADABLE_RUN, c)) + b"\n" for c in ("u-a", "u-b")))
     path.chmod(0)
     return path
 
@@ -428,8 +428,8 @@ def renamed_input(output: Path) -> Path:
     user sets a file aside): the second build drops its rejected line."""
     path = output / "runs" / RENAMED_RUN / "test-results.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_bytes(line(result_row(RENAMED_RUN, "n-a", 0)) + b"not json\n")
-    (path.parent / "test-config.jsonl").write_bytes(line(config_line(RENAMED_RUN, "n-a")))
+    path.write_bytes(line(result_row(RENAMED_RUN, "n-a", 0)) + b"\nnot json\n")
+    (path.parent / "test-config.jsonl").write_bytes(line(config_line(RENAMED_RUN, "n-a")) + b"\n")
     return path
 
 
