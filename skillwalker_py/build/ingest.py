@@ -311,7 +311,8 @@ forced as (
     union all
     select run from (select unnest({_sql_list(marker_runs)}) as run)
     where exists (select 1 from marker)
-      and not list_contains(coalesce((select listed_runs from last where kind = 'marker'),
+      and not list_contains(coalesce((select listed_runs from last where kind = 'marker'
+                                      and file = {_sql_string(f"{out}/{MARKER_FILE}")}),
                                      []::VARCHAR[]), run)
 ),
 compared as materialized (  -- moved: logged with this size and time, another inode or ctime

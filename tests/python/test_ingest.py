@@ -190,6 +190,14 @@ def test_plan_replace_run_ids_and_the_marker(
     mark_reevaluated(out, [RUN_C])
     assert _pending(con, out) == [("marker", "legacy", str(marker))]
     _log_everything(con, out)
+    # another output folder building into the same lake (a team's: each machine has its
+    # own) has its own marker: each is compared with its own last import
+    other = tmp_path / "other"
+    _write(other / "runs" / RUN_A / "test-run.jsonl", "{}\n")
+    mark_reevaluated(other, [RUN_B])
+    _log_everything(con, other)
+    assert _pending(con, other) == []
+    assert _pending(con, out) == []
     # a broken marker forces nothing and fails nothing
     _write(marker, "[not json")
     assert [p[0] for p in _pending(con, out)] == ["marker"]
