@@ -17,8 +17,9 @@ registers scalar functions that take and return JSON text:
   (:func:`skillwalker_py.build.ingest.plan_sql`), and ``sw_content_hash``, which that
   SQL calls for a file re-created with the size and time the import log has;
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
-- ``sw_scan_lines``: count each file's lines before it is read (the reconciliation),
-  and find the files to read line by line from the start;
+- ``sw_scan_lines``: count and hash each file's lines before it is read (the
+  reconciliation, the import log's ``content_hash``), and find the files to read line by
+  line from the start and those that cannot be opened (rejected, not logged);
 - ``sw_stat_files``: each file's size and time after the read;
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
