@@ -208,9 +208,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"the output folder {out} is not a folder (check --output-dir)")
     try:
-        summary = generate_sample(out, runs=args.runs, seed=args.seed, overwrite=args.overwrite)
-    except FileExistsError as exc:
-        raise UsageError(f"{exc} (use --overwrite to replace it)") from None
+        summary = generate_sample(
+            out, runs=args.runs, seed=args.seed, overwrite=args.overwrite, part=args.part
+        )
+    except (FileExistsError, FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from None  # each names what to do
     print(summary.format())
     return 0
 
@@ -387,8 +389,18 @@ def register(
 
     p = sub.add_parser("sample", parents=[common], help="write the deterministic sample output")
     p.add_argument("--runs", type=_positive, default=6, help="test runs to write (default 6)")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--seed", type=int, default=42,
+        help="seed of the sample's random choices: the same seed writes the same files, "
+        "another seed other data (default 42)",
+    )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace existing output")
+    p.add_argument(
+        "--part", choices=("older", "newest"), default="all",
+        help="write the sample in two steps and build after each, as a lake grows (what "
+        "`make demo` does): 'older' writes every test run but the newest; 'newest' adds "
+        "the newest run, a re-evaluation of an earlier run and the SCIL/ACIL loops",
+    )  # fmt: skip
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("build", parents=[builder], help="import new runs and rebuild the views")
