@@ -443,3 +443,30 @@ def test_relative_paths_resolve_against_the_current_directory(
     assert len(json.loads(proc.stdout)) == 1
     attach = cli("attach", "--data-set", ".", cwd=root, env=nowhere).stdout
     assert f"ducklake:sqlite:{root}/lake/catalog.sqlite" in attach
+
+
+def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:
+    """`report --out DIR`: an existing folder, or a path ending with /, gets report.html in
+    it (an existing folder ended in IsADirectoryError, `reports/` wrote a file `reports`);
+    missing folders are created; a file in the way is one line (and nothing else: the lake is
+    not read), exit 2."""
+    (tmp_path / "existing").mkdir()
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    # the sample's lake, then (cheaper: the path is the point) a lake with no build yet
+    unbuilt = ["--lake-dir", str(tmp_path / "existing" / "lake")]
+    for out, written, where in (("existing", "existing/report.html", []),
+                                ("reports/", "reports/report.html", unbuilt),
+                                ("new/deeper/mine.html", "new/deeper/mine.html", unbuilt)):
+        proc = cli("report", "--runs", "1", "--out", out, *where, cwd=tmp_path)
+        shown = "1 of 3 test runs" if not where else "no finished build yet"
+        assert proc.stdout.startswith(f"skillwalker-data: wrote {tmp_path / written} ("), out
+        assert shown in proc.stdout
+        assert "<html" in (tmp_path / written).read_text(encoding="utf-8")[:200].lower()
+    assert (tmp_path / "reports").is_dir()
+    for out in ("a-file/report.html", "a-file/"):
+        proc = cli("report", "--out", out, cwd=tmp_path, code=2)
+        assert proc.stderr == (
+            f"skillwalker-data: error: cannot write the report to {tmp_path}/a-file/report.html: "
+            f"{tmp_path}/a-file is a file, not a folder\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "existing", "new", "reports"]
