@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from skillwalker_py import analytics, queries
-from skillwalker_py.cli.common import UsageError, read_lake, resolve_run
+from skillwalker_py.cli.common import UsageError, paths, read_lake, resolve_run
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import builds
@@ -273,8 +274,28 @@ def _loop_command(kind: analytics.LoopType) -> Callable[[argparse.Namespace], in
 REJECTED_COLUMNS = ["source_table", "file", "line", "test_run_id", "reason", "raw"]
 
 
+def _files_in_output(rows: list[Row], args: argparse.Namespace) -> list[Row]:
+    """A table's ``file`` column relative to the output folder (``runs/<run>/<file>``): the
+    part that tells one file from another. A file outside it keeps its path, cut from the
+    left when long. JSON and CSV keep the view's absolute paths."""
+    if args.format not in ("table", "markdown"):
+        return rows
+    out = paths(args).output
+
+    def shown(file: Any) -> Any:
+        if not isinstance(file, str):
+            return file
+        try:
+            return Path(file).relative_to(out).as_posix()
+        except ValueError:
+            return file if len(file) <= 60 else "..." + file[-57:]
+
+    return [{**r, "file": shown(r.get("file"))} for r in rows]
+
+
 def cmd_rejected(args: argparse.Namespace) -> int:
-    emit(analytics.query_rejected_lines(read_lake(args)), args, REJECTED_COLUMNS)
+    rows = analytics.query_rejected_lines(read_lake(args))
+    emit(_files_in_output(rows, args), args, REJECTED_COLUMNS)
     return 0
 
 
@@ -286,7 +307,7 @@ RECONCILE_COLUMNS = [
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
     rows = analytics.query_import_reconciliation(read_lake(args), problems_only=args.problems)
-    emit(rows, args, RECONCILE_COLUMNS)
+    emit(_files_in_output(rows, args), args, RECONCILE_COLUMNS)
     return 1 if args.problems and rows else 0
 
 
@@ -397,7 +418,8 @@ def register(
 
     p = sub.add_parser(
         "reconcile", parents=[reader],
-        help="per input file and build: lines read = imported + rejected + blank + skipped",
+        help="per input file and build: lines read = imported + rejected + blank + skipped "
+        "(a table shows files relative to the output folder; json and csv their full path)",
     )  # fmt: skip
     p.add_argument("--problems", action="store_true",
                    help="only files where the lines do not add up (exit 1 if any)")

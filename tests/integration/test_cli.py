@@ -226,6 +226,26 @@ def test_reconcile(cli: Cli, ids: dict[str, str]) -> None:
     assert cli.json("reconcile", "--problems") == []
 
 
+def test_tables_show_files_relative_to_the_output_folder(cli: Cli, ids: dict[str, str]) -> None:
+    """`reconcile` cut the file column's absolute path at 60 characters from the left,
+    hiding which run a file belongs to; tables show it relative to the output folder."""
+    output = str(cli.project.output_dir)
+    table = table_lines(cli("reconcile").stdout)[2:]
+    files = {line.split()[1] for line in table}
+    assert f"runs/{ids['r2']}/test-results.jsonl" in files
+    assert f"runs/{ids['r1']}/test-run.jsonl" in files
+    assert len(files) == len({r["file"] for r in cli.json("reconcile")})
+    assert not any(output in line or "..." in line for line in table)
+    torn = cli.project.output_dir / "runs" / ids["r2"] / "test-results.jsonl"
+    last_line = len(torn.read_text(encoding="utf-8").splitlines())  # the torn line
+    (rejected,) = table_lines(cli("rejected").stdout)[2:]
+    assert rejected.split()[:3] == [
+        "test_results", f"runs/{ids['r2']}/test-results.jsonl", str(last_line)]
+    markdown = cli("reconcile", "--format", "markdown").stdout
+    assert f"| runs/{ids['r1']}/test-run.jsonl |" in markdown and output not in markdown
+    assert all(r["file"].startswith(output + "/") for r in cli.csv("reconcile"))
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
