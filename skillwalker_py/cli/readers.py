@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from skillwalker_py import analytics, queries
-from skillwalker_py.cli.common import UsageError, paths, read_lake, resolve_run
+from skillwalker_py.cli.common import UsageError, not_found, paths, read_lake, resolve_run
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
-from skillwalker_py.lake import builds
+from skillwalker_py.lake import LakeConfig, builds
 
 __all__ = ["register"]
 
@@ -90,10 +90,21 @@ def _with_config(rows: list[Row]) -> list[Row]:
     return [{**r, "config": f"{r['config_version']}/{r['config_versions']}"} for r in rows]
 
 
+def check_eval(data: LakeConfig, name: str | None, rows: list[Row]) -> None:
+    """``--eval`` found no rows: a UsageError when the lake has no such eval (with the
+    nearest names it has); an eval that is there but has no rows leaves ``(no rows)``."""
+    if name is None or rows:
+        return
+    known = [r["eval"] for r in queries.query_sql(
+        data, "select distinct eval from test_run_status order by eval")]  # fmt: skip
+    if name not in known:
+        raise not_found(f"no eval {name!r} in the lake", name, known, "evals")
+
+
 def cmd_history(args: argparse.Namespace) -> int:
-    rows = analytics.query_test_history(
-        read_lake(args), eval=args.eval, current_only=not args.all_configs
-    )
+    data = read_lake(args)
+    rows = analytics.query_test_history(data, eval=args.eval, current_only=not args.all_configs)
+    check_eval(data, args.eval, rows)
     emit(_with_config(rows) if args.format == "table" else rows, args, HISTORY_COLUMNS)
     return 0
 
@@ -105,7 +116,10 @@ FLAKY_COLUMNS = [
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
-    emit(analytics.query_flaky_tests(read_lake(args), eval=args.eval), args, FLAKY_COLUMNS)
+    data = read_lake(args)
+    rows = analytics.query_flaky_tests(data, eval=args.eval)
+    check_eval(data, args.eval, rows)
+    emit(rows, args, FLAKY_COLUMNS)
     return 0
 
 

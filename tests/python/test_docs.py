@@ -11,6 +11,8 @@ import pytest
 DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
+    "skillwalker_py.analytics",
+    "skillwalker_py.cli.common",
     "skillwalker_py.config",
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",
@@ -18,6 +20,7 @@ MODULES = [
     "skillwalker_py.markers",
     "skillwalker_py.phase",
     "skillwalker_py.prompts",
+    "skillwalker_py.queries",
     "skillwalker_py.report",
     "skillwalker_py.runid",
     "skillwalker_py.sample",
