@@ -49,6 +49,7 @@ __all__ = [
     "at_build",
     "builds",
     "connect",
+    "extension_files",
     "finished_snapshot",
     "load_extensions",
     "maintenance_window",
@@ -86,9 +87,10 @@ def _extension_file(module: Any, name: str) -> str:
     return str(path)
 
 
-def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
-    """LOAD the DuckLake and SQLite extensions from their installed PyPI packages, and the
-    PostgreSQL one too when ``catalog`` (what follows ``ducklake:``) is ``postgres:...``."""
+def extension_files(catalog: str | None = None) -> list[str]:
+    """The files of the DuckLake and SQLite extensions in their installed PyPI packages, and
+    of the PostgreSQL one too when ``catalog`` (what follows ``ducklake:``) is
+    ``postgres:...``: what ``LOAD '<file>'`` takes, with no download."""
     import duckdb_extension_ducklake  # type: ignore[import-untyped]
     import duckdb_extension_sqlite_scanner  # type: ignore[import-untyped]
 
@@ -100,9 +102,13 @@ def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
         import duckdb_extension_postgres_scanner  # type: ignore[import-untyped]
 
         modules.append((duckdb_extension_postgres_scanner, "postgres_scanner"))
-    for module, name in modules:
-        path = _extension_file(module, name).replace("'", "''")
-        con.execute(f"LOAD '{path}'")
+    return [_extension_file(module, name) for module, name in modules]
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
+    """LOAD the extensions of :func:`extension_files` into ``con``."""
+    for path in extension_files(catalog):
+        con.execute(f"LOAD {sql_string(path)}")
 
 
 def threads() -> int | None:

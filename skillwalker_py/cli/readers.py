@@ -13,7 +13,7 @@ from skillwalker_py import analytics, queries
 from skillwalker_py.cli.common import UsageError, not_found, paths, read_lake, resolve_run
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
-from skillwalker_py.lake import LakeConfig, builds
+from skillwalker_py.lake import LakeConfig, builds, extension_files, sql_string
 
 __all__ = ["register"]
 
@@ -337,13 +337,19 @@ def cmd_builds(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
+    """Every line a plain DuckDB session (the ``duckdb`` CLI 1.5.5, any client of that
+    version) needs to read the last finished build on this machine: the extensions LOADed
+    from their installed packages (no download), the ATTACH pinned to that build's
+    snapshot, and ``USE lake``."""
     config = read_lake(args)
     con = queries.connect(config)
-    assert con is not None  # _lake checked it
+    assert con is not None  # read_lake checked it
     try:
         (snapshot,) = con.execute(f"select * from {lake_alias}.current_snapshot()").fetchall()
     finally:
         con.close()
+    for path in extension_files(config.catalog):
+        print(f"LOAD {sql_string(path)};")
     print(config.attach_sql(snapshot=int(snapshot[0])) + ";")
     print(f"USE {lake_alias};")
     return 0
@@ -447,6 +453,7 @@ def register(
 
     p = sub.add_parser(
         "attach", parents=[common],
-        help="print the SQL that attaches the lake's last finished build (for DuckDB itself)",
+        help="print the SQL a plain DuckDB session needs to read the lake's last finished "
+        "build: LOAD the extensions (no download), ATTACH at that build, USE lake",
     )  # fmt: skip
     p.set_defaults(func=cmd_attach)

@@ -580,3 +580,26 @@ def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:
             f"{tmp_path}/a-file is a file, not a folder\n"
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "existing", "new", "reports"]
+
+
+def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path) -> None:
+    """`attach` printed the ATTACH alone, which an offline DuckDB cannot run (it tries to
+    download the ducklake extension): its lines, fed one by one to a new DuckDB that may
+    neither install nor autoload an extension, read the last finished build."""
+    lines = cli("attach").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
+    assert lines[0].endswith("/ducklake.duckdb_extension';")
+    assert lines[1].endswith("/sqlite_scanner.duckdb_extension';")
+    (build,) = lake.builds(cli.project.lake_dir)
+    assert lines[2].endswith(f", SNAPSHOT_VERSION {build['snapshot_id']});")
+    offline = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+               "extension_directory": str(tmp_path / "no-extensions")}  # fmt: skip
+    con = duckdb.connect(config=offline)
+    for line in lines:
+        con.execute(line)
+    assert con.execute("select count(distinct test_run_id) from per_test").fetchone() == (3,)
+    con.close()
+    bare = duckdb.connect(config=offline)
+    with pytest.raises(duckdb.Error, match="ducklake"):
+        bare.execute(lines[2])  # what the README showed: the ATTACH without the LOADs
+    bare.close()
