@@ -592,8 +592,9 @@ def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path)
     assert lines[1].endswith("/sqlite_scanner.duckdb_extension';")
     (build,) = lake.builds(cli.project.lake_dir)
     assert lines[2].endswith(f", SNAPSHOT_VERSION {build['snapshot_id']});")
-    offline = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-               "extension_directory": str(tmp_path / "no-extensions")}  # fmt: skip
+    offline: dict[str, str | bool | int | float | list[str]] = {
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        "extension_directory": str(tmp_path / "no-extensions")}  # fmt: skip
     con = duckdb.connect(config=offline)
     for line in lines:
         con.execute(line)
