@@ -39,6 +39,7 @@ LONGEST_FIRST = (
     "browser/test_report.py",  # 37
     "bench/test_bench_quick.py",  # 37
     "integration/test_cli.py",  # 31
+    "integration/test_readme_tour.py",  # about 30: two builds (added after that run)
     "reliability/test_bad_input.py",  # 30
     "integration/test_views.py",  # 30
     "reliability/test_hostile_input.py",  # 28
