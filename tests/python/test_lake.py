@@ -53,7 +53,7 @@ def test_no_lake_no_build(tmp_path: Path) -> None:
     assert lake.connect(tmp_path / "none") is None
     assert lake.builds(tmp_path / "none") == []
     # a path that is no lake is not taken for a lake without builds
-    with pytest.raises(NotFoundError, match="no lake at .*/none: the folder does not exist"):
+    with pytest.raises(NotFoundError, match=r"no lake at .*/none: the folder does not exist"):
         lake.at_build(tmp_path / "none", "latest")
 
 
