@@ -146,7 +146,7 @@ def read_lake(args: argparse.Namespace) -> LakeConfig:
     return config
 
 
-RunKind = Literal["test", "scil", "acil"]
+RunKind = Literal["test", "scil", "acil", "loop"]
 RUN_ALIASES = ("latest", "previous")
 """Names that stand for a run ID wherever one is expected."""
 
@@ -154,13 +154,20 @@ _RUN_SOURCES: dict[str, tuple[str, str]] = {
     "test": ("test_run_status", "true"),
     "scil": ("loop_health", "loop_type = 'scil'"),
     "acil": ("loop_health", "loop_type = 'acil'"),
+    "loop": ("loop_health", "true"),
+}
+_RUN_NAMES: dict[str, tuple[str, str]] = {
+    "test": ("Test run", "test runs"),
+    "scil": ("SCIL run", "SCIL runs"),
+    "acil": ("ACIL run", "ACIL runs"),
+    "loop": ("SCIL/ACIL run", "SCIL/ACIL runs"),
 }
 
 
 def resolve_run(config: LakeConfig, value: str, kind: RunKind = "test") -> str:
     """A run ID of the lake, or ``latest`` / ``previous``: the newest test run (SCIL or ACIL
-    run for ``kind`` scil/acil) of the lake and the one before it. A run the lake does not
-    have is a UsageError naming the nearest run IDs it has."""
+    run for ``kind`` scil/acil, either for ``loop``) of the lake and the one before it. A
+    run the lake does not have is a UsageError naming the nearest run IDs it has."""
     if value not in RUN_ALIASES:
         validate_run_id(value)
     view, where = _RUN_SOURCES[kind]
@@ -169,8 +176,7 @@ def resolve_run(config: LakeConfig, value: str, kind: RunKind = "test") -> str:
         f"select distinct test_run_id from {view} where {where} order by test_run_id desc",
     )
     runs = [str(r["test_run_id"]) for r in rows]
-    label = {"test": "Test run", "scil": "SCIL run", "acil": "ACIL run"}[kind]
-    what = {"test": "test runs", "scil": "SCIL runs", "acil": "ACIL runs"}[kind]
+    label, what = _RUN_NAMES[kind]
     if value not in RUN_ALIASES:
         if value not in runs:
             raise not_found(f"{label} not found: {value}", value, runs, what)

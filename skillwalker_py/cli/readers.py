@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from skillwalker_py import analytics, queries
-from skillwalker_py.cli.common import UsageError, not_found, paths, read_lake, resolve_run
+from skillwalker_py.cli.common import (
+    RunKind,
+    UsageError,
+    not_found,
+    paths,
+    read_lake,
+    resolve_run,
+)
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import LakeConfig, builds, extension_files, sql_string
@@ -243,7 +250,8 @@ LOOP_TRIGGER_COLUMNS = [
 
 def cmd_triggers(args: argparse.Namespace) -> int:
     data = read_lake(args)
-    run_id = resolve_run(data, args.run_id) if args.run_id else None
+    kind: RunKind = "loop" if args.loops else "test"
+    run_id = resolve_run(data, args.run_id, kind) if args.run_id else None
     if args.loops:
         emit(analytics.query_loop_trigger_metrics(data, run_id), args, LOOP_TRIGGER_COLUMNS)
     else:

@@ -348,6 +348,7 @@ def test_a_lake_whose_first_build_has_not_finished(cli: Cli, tmp_path: Path) -> 
         (["triggers", "{r3_typo}"], "Test run not found: {r3_typo} (the nearest: {r3}"),
         (["scil", "{r3}"], "SCIL run not found: {r3} (the nearest: {scil})"),
         (["acil", "{scil}"], "ACIL run not found: {scil} (the nearest: {acil})"),
+        (["triggers", "--loops", "{r3}"], "SCIL/ACIL run not found: {r3} (the nearest: "),
     ],
 )  # fmt: skip
 def test_a_filter_naming_nothing_says_so(
