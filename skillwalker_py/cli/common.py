@@ -129,9 +129,10 @@ def read_lake(args: argparse.Namespace) -> LakeConfig:
         source = where.lake_source
         if not where.lake_from_option and os.environ.get("SKILLWALKER_LAKE_CATALOG"):
             source = "SKILLWALKER_LAKE_CATALOG"
+        blocked = any(p.exists() and not p.is_dir() for p in (where.lake, *where.lake.parents))
         if source is None:
             hint = "run `skillwalker-data build` first, or name a lake with --lake-dir"
-        elif "is a file" in str(exc):
+        elif blocked:  # a file where a folder should be: a build cannot help
             hint = f"check {source}"
         else:
             hint = f"check {source}, or run `skillwalker-data build` first"
