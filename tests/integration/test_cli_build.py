@@ -223,12 +223,12 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
 def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
     project = built.restore("second")
     lines = _cli(project, "attach").stdout.splitlines()
-    assert lines[0].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[0]
-    assert lines[1] == "USE lake;"
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
+    assert lines[2].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[2]
+    assert lines[3] == "USE lake;"
     expected = project.query("select count(*) from per_test")
-    con = duckdb.connect()
+    con = duckdb.connect()  # the printed LOAD lines load the extensions
     try:
-        lake.load_extensions(con)
         for line in lines:
             con.execute(line)
         assert con.execute("select count(*) from per_test").fetchall() == expected
