@@ -303,7 +303,7 @@ def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
 REBUILT_EMPTY = {
     "sw_import_log": "the import log (reconcile) of earlier builds; every file in the output "
                      "folder is read again",
-    "sw_rejected_lines": "the rejected lines of files no longer read",
+    "sw_rejected_lines": "the rejected lines of every file this build does not read again",
     "sw_builds": "the list of earlier builds (builds, --as-of)",
 }
 """What a bookkeeping table rebuilt empty loses (sw_rebuild_tables)."""
@@ -340,7 +340,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     damaged = lake_check.damaged_files(config)
     unknown = [t for t in args.tables if t not in storage and t not in damaged.tables]
     if unknown:
-        raise UsageError(f"rebuild: {', '.join(unknown)} is no storage table (the storage "
+        raise UsageError(f"rebuild: not a storage table: {', '.join(unknown)} (the storage "
                          f"tables: {', '.join(storage)})")
     if damaged.problems:
         print(f"skillwalker-data: {len(damaged.problems)} data file(s) of the last finished "
