@@ -364,6 +364,26 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Every data file the last finished build reads is there, whole and readable: one
+    line per damaged file (its table, path and problem), then a summary; exit 1 if any."""
+    from skillwalker_py.lake_check import damaged_files
+
+    result = damaged_files(read_lake(args))
+    for p in result.problems:
+        print(f"{p.table}: {p.path}: {p.problem}")
+    where = f"the last finished build (snapshot {result.snapshot})"
+    if not result.problems:
+        print(f"skillwalker-data: the {result.files} data files of {where} are whole")
+        return 0
+    tables = " ".join(result.tables)
+    print(f"skillwalker-data: {len(result.problems)} of the {result.files} data files of {where} "
+          f"are damaged, in {', '.join(result.tables)}; `skillwalker-data rebuild {tables}` "
+          "rebuilds those tables from the output folder (it lists first what it cannot give "
+          "back)", file=sys.stderr)
+    return 1
+
+
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
@@ -465,3 +485,10 @@ def register(
         "build: LOAD the extensions (no download), ATTACH at that build, USE lake",
     )  # fmt: skip
     p.set_defaults(func=cmd_attach)
+
+    p = sub.add_parser(
+        "check", parents=[common],
+        help="check that every data file the last finished build reads is there, whole and "
+        "readable (exit 1 naming each one that is not)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_check)

@@ -206,8 +206,12 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
     assert runs == set(summary.run_ids)
 
     refused = _cli(project, "rebuild", code=2)  # no terminal, no --yes
-    assert f"loses 1 run(s) that are in the lake but no longer in the output folder: {pruned}" \
-        in refused.stdout
+    assert "row(s) of 1 run(s) that the output folder no longer holds" in refused.stdout
+    ((configs,),) = project.query("select count(*) from test_config where test_run_id = ?",
+                                  [pruned])
+    listed = [line for line in refused.stdout.splitlines() if line.startswith("  ")]
+    assert len(listed) == 1 and listed[0].startswith(f"  {pruned}: ")
+    assert f"test_config ({configs} rows)" in listed[0]
     assert "pass --yes" in refused.stderr and refused.stderr.count("\n") == 1
     runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
     assert runs == set(summary.run_ids)  # nothing changed

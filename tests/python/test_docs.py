@@ -17,6 +17,7 @@ MODULES = [
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",
     "skillwalker_py.jsonl",
+    "skillwalker_py.lake_check",
     "skillwalker_py.markers",
     "skillwalker_py.phase",
     "skillwalker_py.prompts",
