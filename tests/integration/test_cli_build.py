@@ -222,7 +222,8 @@ def test_a_run_recreated_with_the_same_size_and_time_is_read_again(
     """A run's results re-created with the size and modification time the lake logged (as
     ``cp -p`` or ``rsync -t`` leave them), results flipped inside: ``build`` reads it (its
     inode or change time moved and its content hash differs), the lake holds the new
-    results, and the reconciliation has no problem; ``build --force`` re-reads a second
+    results, and the reconciliation has no problem; before that build, ``rebuild`` lists
+    the run's test_results rows as changed; ``build --force`` re-reads a second
     re-creation the same way."""
     project, summary = built.restore("second"), built.sample
     run = next(r for r in summary.run_ids if r not in summary.reevaluated_run_ids)
@@ -244,6 +245,11 @@ def test_a_run_recreated_with_the_same_size_and_time_is_read_again(
     subprocess.run(["cp", "-p", str(copy), str(results)], check=True)
     after = results.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    # rebuild's listing says so too: those rows are not the file's any more
+    ((n,),) = project.query("select count(*) from test_results where test_run_id = ?", [run])
+    listed = _cli(project, "rebuild", code=2).stdout  # no terminal, no --yes: asks, stops
+    assert f"\n  {run}: test_results ({n} rows, changed)\n" in listed, listed
+    assert listed.count("\n  2026") == 1, listed
     out = _build(project).stdout
     assert SKIPPED not in out, out
     assert ": 1 test run imported from 1 file, no line rejected" in out.splitlines()[-1], out
