@@ -11,6 +11,8 @@ figure means and gives the figures of the last full run):
 3. every view at the largest N, on the lake beside the same SQL on the same
    rows held as native DuckDB tables, in one process; the connect time;
 4. a long history (thousands of small runs): the same figures there;
+4b. the scale series (``swbench/scale.py``): ``skillwalker-data build`` with one new run
+   and with nothing new, at 10 and at 10,000 small runs, and their ratios;
 5. the engine ratio (full build - no-op build) / a bare DuckDB COPY of the
    same test-run files (reported with its target, as before);
 6. with ``--postgres`` (``--team-only``: this alone): the +1-run build and view
@@ -62,7 +64,11 @@ from swbench.measure import Plan, measure_layout, memory_limit
 from swbench.pool import Series, load_or_generate_pool
 from swbench.project import Project
 from swbench.report import report, targets
+from swbench.scale import measure_scale
 from swbench.team import measure_team
+
+SCALE_SMALL = 10
+"""The small history the scale series compares its largest with."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     add("--long-tests-per-eval", type=int, default=8, help="tests per eval there (8)")
     add("--long-payload-kb", type=float, default=2.0, help="payload there (2 KiB)")
     add("--long-layouts", default="per-run", help="layouts of the long history (per-run)")
+    add("--only", metavar="SERIES",
+        help="measure only these series, comma-separated (main, long, scale)")
+    add("--scale-runs", type=int,
+        help="largest history of the scale series, beside 10 runs (default 10000; 0 skips it, "
+        "as --quick does); its runs: 1 eval x 2 tests of 1 KiB")
     add("--repeat", type=int, help="repeats of the cheap measurements (default 3; quick 1)")
     add("--work-dir", type=Path, default=REPO / "bench" / "work",
         help="cache of generated histories and scratch projects (default bench/work)")
@@ -157,7 +168,20 @@ def make_config(ns: argparse.Namespace) -> Config:
         series.append(Series("long", (long_runs,), ns.long_evals, ns.long_tests_per_eval,
                              ns.long_payload_kb, ns.seed, _layouts(ns.long_layouts),
                              queries=False))
+    scale_runs = ns.scale_runs if ns.scale_runs is not None else (0 if quick else 10000)
+    if scale_runs:
+        if scale_runs <= SCALE_SMALL:
+            raise SystemExit(f"error: --scale-runs must be above {SCALE_SMALL}")
+        series.append(Series("scale", (SCALE_SMALL, scale_runs), 1, 2, 1.0, ns.seed,
+                             ("per-run",), queries=False, scale=True))
     jobs = ns.jobs if ns.jobs is not None else (2 if quick else 1)
+    if ns.only:
+        only = {x.strip() for x in ns.only.split(",") if x.strip()}
+        unknown = only - {s.name for s in series}
+        if unknown:
+            raise SystemExit(f"error: --only: no series {', '.join(sorted(unknown))} in this "
+                             "run (main, long unless --long-runs 0, scale unless --scale-runs 0)")
+        series = [s for s in series if s.name in only]
     return Config(
         series=tuple(series),
         repeat=repeat,
@@ -208,7 +232,27 @@ def scratch(root: Path) -> Iterator[None]:
             rmtree(root / sub)
 
 
+def run_scale(cfg: Config, series: Series) -> Json:
+    """The scale series: swbench.scale in a scratch project of its own."""
+    pool = load_or_generate_pool(series, cfg.work_dir)
+    plan = Plan(repeat=cfg.repeat, engine=False, memory_limit=memory_limit(), parse=False)
+    root = cfg.work_dir / f"proj-{series.name}"
+    rmtree(root)
+    root.mkdir(parents=True)
+    with scratch(root):
+        measured = measure_scale(series, plan, pool, Project(root, cfg.project_dir))
+    return {
+        "config": series.as_json(),
+        "pool": str(pool.path),
+        "generation_s": pool.generated_s,
+        "history_test_run_bytes": {str(n): pool.history_bytes(n) for n in series.sizes},
+        "scale": measured,
+    }
+
+
 def run_series(cfg: Config, series: Series) -> Json:
+    if series.scale:
+        return run_scale(cfg, series)
     pool = load_or_generate_pool(series, cfg.work_dir)
     plan = Plan(repeat=cfg.repeat, engine=series.name == "main", memory_limit=memory_limit(),
                 parse=not cfg.quick)

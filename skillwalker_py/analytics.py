@@ -361,9 +361,13 @@ def query_import_reconciliation(lake: PathLike, *, problems_only: bool = False) 
     One row per file and build that read it, newest build first: ``lines_read`` =
     ``lines_imported`` + ``lines_rejected`` + ``lines_blank`` + ``lines_skipped``
     (``is_reconciled``). ``problems_only`` keeps the files where that does not hold
-    (a bug in the project; ``[]`` is the expected answer).
+    and that no later build read again (``superseded_by`` NULL): a file a writer
+    appended to while a build read it is read again by the next build, whose rows
+    replace the earlier read's, so its row stops being a problem then. ``[]`` is the
+    expected answer; anything else is a bug in the project, or a file changed while
+    the last build read it (``changed_during_read``: the next build heals it).
     """
-    where = "where is_reconciled = false" if problems_only else ""
+    where = "where is_reconciled = false and superseded_by is null" if problems_only else ""
     return query_sql(
         lake,
         f"select * from import_reconciliation {where} "

@@ -520,7 +520,8 @@ def _forget(key: tuple[object, ...]) -> None:
 
 
 def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict[str, Any]]:
-    """Every finished build, newest first: when, what it imported, and its snapshot.
+    """Every finished build, newest first: when, what it imported (test runs and loop
+    runs apart, distinct files, lines rejected), and its snapshot.
 
     ``snapshot_id`` is the snapshot readers attach for that build; it is None
     once the build's snapshot has expired (see ``snapshot_retention_days``):
@@ -534,15 +535,18 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     if con is None:
         return []
     try:
-        found = con.execute(
-            "select count(*) from duckdb_tables() where database_name = 'sw_head' "
+        columns = {r[0] for r in con.execute(
+            "select column_name from duckdb_columns() where database_name = 'sw_head' "
             "and table_name = 'sw_builds'"
-        ).fetchone()
-        if found != (1,):
+        ).fetchall()}
+        if not columns:
             return []
+        # a lake last built before the column counts no loop runs apart (NULL)
+        loop_runs = "b.loop_runs_imported" if "loop_runs_imported" in columns else "NULL::BIGINT"
         cur = con.execute(
-            """
+            f"""
             select b.build_id, b.command, b.started_at, b.finished_at, b.runs_imported,
+                   {loop_runs} as loop_runs_imported,
                    b.files_read, b.lines_rejected, b.tests_passed, s.snapshot_id
             from sw_head.main.sw_builds as b
             left join (

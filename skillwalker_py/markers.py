@@ -1,7 +1,9 @@
 """Re-evaluation markers: ``<output_dir>/.re-evaluated-runs.json``.
 
 The marker file is a JSON array of run IDs whose ``test-results`` were
-evaluated again; the next build replaces their earlier rows.
+evaluated again; the next build replaces their earlier rows. A build reads
+again the runs added to the marker since a build last read it (a run listed
+before, evaluated once more, has its changed test-results file read anyway).
 
 >>> import tempfile
 >>> out = tempfile.mkdtemp()

@@ -94,7 +94,7 @@ def _engine(project: Project, pool: Pool, layout: Layout, n: int, full: Measured
     return engine
 
 
-def _cli_builds(project: Project, what: str, repeat: int, *,
+def cli_builds(project: Project, what: str, repeat: int, *,
                 restore: bool = False) -> tuple[list[Measured], str]:
     """``skillwalker-data build`` ``repeat`` times (``restore``: the lake copy put back before
     each): the measurements, and what the last one printed."""
@@ -119,7 +119,7 @@ def _cli_noop(project: Project, layout: Layout, n: int, repeat: int) -> Json | N
     """``skillwalker-data build`` when nothing is new (it skips dbt): what users pay."""
     if not CLI.is_file():
         return None
-    ms, text = _cli_builds(project, f"{layout} N={n} nothing new", repeat)
+    ms, text = cli_builds(project, f"{layout} N={n} nothing new", repeat)
     return {**samples_json(ms), "skipped_dbt": "nothing new" in text}
 
 
@@ -129,7 +129,7 @@ def _cli_incremental(project: Project, layout: Layout, n: int, repeat: int,
     leaves out the views and seeds, which the plain ``dbt build`` of ``plain`` rebuilt."""
     if not CLI.is_file():
         return None
-    ms, text = _cli_builds(project, f"{layout} N={n} +1 run", repeat, restore=True)
+    ms, text = cli_builds(project, f"{layout} N={n} +1 run", repeat, restore=True)
     cpu = [m.cpu_s for m in ms if m.cpu_s is not None]
     plain_cpu = [m.cpu_s for m in plain if m.cpu_s is not None]
     return {

@@ -42,6 +42,8 @@ class Series:
     layouts: tuple[Layout, ...]
     queries: bool = True
     """Query functions of skillwalker_py.queries timed beside the views."""
+    scale: bool = False
+    """Measured by swbench.scale (the command users run at every size), not swbench.measure."""
 
     @property
     def tests_per_run(self) -> int:
@@ -57,6 +59,7 @@ class Series:
             "payload_kb": self.payload_kb,
             "seed": self.seed,
             "layouts": list(self.layouts),
+            "scale": self.scale,
         }
 
 

@@ -10,6 +10,7 @@ from swbench.views import ADDED_MS_TARGET, RATIO_TARGET, SLOW_NATIVE_MS
 TARGET_INCREMENTAL: Final = 2.0
 TARGET_ENGINE: Final = 1.5
 TARGET_RSS_MB: Final = 2048.0
+TARGET_SCALE: Final = 2.0
 
 
 def _largest(lr: Json) -> Json:
@@ -27,6 +28,13 @@ def targets(series: dict[str, Json]) -> list[Json]:
                     "unit": unit, "pass": ok})
 
     for sname, sres in series.items():
+        if "scale" in sres:
+            sc = sres["scale"]
+            sizes = sorted(int(n) for n in sc["sizes"])
+            add(f"{sname} {sc['layout']}", f"+1 build N={sizes[-1]} / N={sizes[0]}",
+                sc["plus_one_ratio"], TARGET_SCALE)
+            add(f"{sname} {sc['layout']}", "peak RSS", sc["peak_rss_mb"], TARGET_RSS_MB, "MiB")
+            continue
         for layout, lr in sres["layouts"].items():
             where = layout if sname == "main" else f"{sname} {layout}"
             for n, s in lr["sizes"].items():
@@ -177,6 +185,30 @@ def format_layout(layout: str, lr: Json) -> list[str]:
     return lines
 
 
+def format_scale(sc: Json) -> list[str]:
+    """The scale series: the command users run, at every size."""
+    lines = ["", f"== skillwalker-data build ({sc['layout']} layout) ==",
+             "      N   input files   full build   nothing new (median, CPU)   "
+             "+1 run (median, CPU)"]
+    for n, s in sc["sizes"].items():
+        noop, inc = s["cli_noop"], s["cli_incremental"]
+        lines.append(
+            f"{int(n):7d}   {s['input_files']:11d}   {s['full_build']['median_s']:8.2f} s   "
+            f"{noop['median_s']:8.2f} s, {noop['cpu_median_s']} s{'':8}"
+            f"{inc['median_s']:8.2f} s, {inc['cpu_median_s']} s   "
+            f"(+1 samples {inc['samples_s']}; nothing new skipped dbt: {noop['skipped_dbt']})")
+    sizes = sorted(int(n) for n in sc["sizes"])
+    ok = sc["plus_one_ratio"] is not None and 0 < sc["plus_one_ratio"] <= TARGET_SCALE
+    lines += [
+        f"+1 run at N={sizes[-1]} / at N={sizes[0]}: {sc['plus_one_ratio']} (in CPU s: "
+        f"{sc['plus_one_ratio_cpu']})   target <= {TARGET_SCALE:g}   {verdict(ok)}",
+        f"nothing new at N={sizes[-1]} / at N={sizes[0]}: {sc['noop_ratio']} (in CPU s: "
+        f"{sc['noop_ratio_cpu']}; reported)",
+        f"peak RSS: {sc['peak_rss_mb']:.0f} MiB ({sc['peak_rss_build']})",
+    ]
+    return lines
+
+
 def format_team(team: Json) -> list[str]:
     """The team phase: the embedded catalog beside the PostgreSQL one."""
     lines = ["", f"######## team phase: N={team['n']} runs ({team['layout']}), embedded "
@@ -219,6 +251,9 @@ def report(res: Json) -> str:
         lines += ["", f"######## series {sname}: sizes {s['sizes']}, {s['tests_per_run']} tests "
                   f"per run ({s['evals']} evals x {s['tests_per_eval']}), payload "
                   f"{s['payload_kb']:g} KiB per test, layouts {', '.join(s['layouts'])}"]
+        if "scale" in sres:
+            lines += format_scale(sres["scale"])
+            continue
         for layout, lr in sres["layouts"].items():
             lines += format_layout(layout, lr)
     if res.get("team"):

@@ -12,12 +12,16 @@ create table if not exists {{ sw_lake_table('sw_import_log') }} (
     build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT, mtime_ns BIGINT, modified_at TIMESTAMP,
     key VARCHAR, run_from_path VARCHAR, kind VARCHAR, rows_staged BIGINT, lines_rejected BIGINT,
     runs VARCHAR[], imported_at TIMESTAMPTZ,
-    lines_read BIGINT, lines_blank BIGINT, lines_skipped BIGINT, changed_during_read BOOLEAN
+    lines_read BIGINT, lines_blank BIGINT, lines_skipped BIGINT, changed_during_read BOOLEAN,
+    inode UBIGINT, ctime_ns BIGINT, content_hash VARCHAR, listed_runs VARCHAR[]
 );
 {#- columns added after the first release: a lake created before them gets them here
-    (NULL on the rows logged before; the reconciliation leaves those rows unchecked) -#}
+    (NULL on the rows logged before: the reconciliation leaves those rows unchecked, and
+    the plan compares such a file by size and modification time, then records its hash) -#}
 {%- for column, type in [('lines_read', 'BIGINT'), ('lines_blank', 'BIGINT'),
-                         ('lines_skipped', 'BIGINT'), ('changed_during_read', 'BOOLEAN')] %}
+                         ('lines_skipped', 'BIGINT'), ('changed_during_read', 'BOOLEAN'),
+                         ('inode', 'UBIGINT'), ('ctime_ns', 'BIGINT'), ('content_hash', 'VARCHAR'),
+                         ('listed_runs', 'VARCHAR[]')] %}
 alter table {{ sw_lake_table('sw_import_log') }} add column if not exists {{ column }} {{ type }};
 {%- endfor %}
 create table if not exists {{ sw_lake_table('sw_rejected_lines') }} (
@@ -28,7 +32,8 @@ create table if not exists {{ sw_lake_table('sw_builds') }} (
     build_id VARCHAR, command VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
     runs_imported BIGINT, files_read BIGINT, lines_rejected BIGINT,
     full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR,
-    views_fingerprint VARCHAR
+    views_fingerprint VARCHAR, loop_runs_imported BIGINT
 );
-alter table {{ sw_lake_table('sw_builds') }} add column if not exists views_fingerprint VARCHAR
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists views_fingerprint VARCHAR;
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists loop_runs_imported BIGINT
 {%- endmacro %}

@@ -38,13 +38,24 @@
       {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
       {%- set info = {'build_id': invocation_id} -%}
+      {#- what the build imported: test runs and loop runs apart (source meta run_kind),
+          distinct files (tool_calls reads test_run's files again), the lines it rejected -#}
+      {%- set loop_tables = [] -%}
+      {%- for node in graph.sources.values() if node.source_name == 'output' and node.meta.get('run_kind') == 'loop' -%}
+        {%- do loop_tables.append(node.name) -%}
+      {%- endfor -%}
+      {%- set runs_of -%}
+        select count(distinct r) from (select unnest(runs) as r from {{ log }}
+        where build_id = s.build_id and kind = 'rows' and source_table @IN@ (select unnest({{ sw_sql_list(loop_tables) }}::VARCHAR[])))
+      {%- endset -%}
       {%- call statement('sw_finish_build', auto_begin=false) -%}
         begin transaction;
         insert into {{ sw_lake_table('sw_builds') }} by name
         select s.build_id, {{ sw_sql_string(flags.WHICH) }} as command, s.started_at, now() as finished_at,
-               (select count(distinct r) from (select unnest(runs) as r from {{ log }} where build_id = s.build_id and kind = 'rows')) as runs_imported,
-               (select count(*) from {{ log }} where build_id = s.build_id and kind = 'rows') as files_read,
-               (select coalesce(sum(lines_rejected), 0) from {{ log }} where build_id = s.build_id) as lines_rejected,
+               ({{ runs_of | replace('@IN@', 'not in') }}) as runs_imported,
+               ({{ runs_of | replace('@IN@', 'in') }}) as loop_runs_imported,
+               (select count(distinct file) from {{ log }} where build_id = s.build_id and kind = 'rows') as files_read,
+               (select count(*) from {{ sw_lake_table('sw_rejected_lines') }} where build_id = s.build_id) as lines_rejected,
                s.full_check as full_tests, {{ 'true' if tests_passed else 'false' }} as tests_passed,
                s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint
         from memory.main.sw_build_state as s;
@@ -53,11 +64,11 @@
         commit;
       {%- endcall -%}
       {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'end'})) ~ ")") -%}
-      {%- set row = run_query("select runs_imported, files_read, lines_rejected from " ~ sw_lake_table('sw_builds')
-                              ~ " where build_id = " ~ sw_sql_string(invocation_id)).rows -%}
+      {%- set row = run_query("select runs_imported, files_read, lines_rejected, loop_runs_imported from "
+                              ~ sw_lake_table('sw_builds') ~ " where build_id = " ~ sw_sql_string(invocation_id)).rows -%}
       {%- if row | length > 0 -%}
         {%- do sw_progress({'build': {'runs': row[0][0] | int, 'files': row[0][1] | int,
-                                      'rejected': row[0][2] | int}}) -%}
+                                      'rejected': row[0][2] | int, 'loop_runs': row[0][3] | int}}) -%}
       {%- endif -%}
     {%- endif -%}
   {%- endif -%}

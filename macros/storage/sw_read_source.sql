@@ -1,13 +1,15 @@
-{% macro sw_read_source(src, files, mode, per_run_units, clean_file=none, count_skipped=false, max_line_bytes=33554432) -%}
+{% macro sw_read_source(src, files, mode, plan, clean_file=none, count_skipped=false, max_line_bytes=33554432) -%}
 {#-
   Typed rows of one source's files, each with a reject reason or NULL.
 
   src            the source node (graph.sources[...]); its columns' data_type,
                  meta.required and meta.check drive the checks, its meta.keep the row filter
-  files          list of {path, key, run_from_path} (the plan's read_files)
+  files          list of {path, key, run_from_path}: some of the plan's files to read
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
-  per_run_units  run ids that have a run directory: their legacy lines are skipped
+  plan           the relation sw_stage staged the plan in (skillwalker_py.build.ingest.plan_sql):
+                 each file's run (key, run_from_path), and the runs that have a run
+                 folder (kind 'dir'): their lines in the seed's single file are skipped
   max_line_bytes the longest line read (skillwalker_py.build.ingest.MAX_LINE_BYTES, from
                  sw_scan_lines): a file with a longer line never reaches the fast reader,
                  and the line-by-line reader has rejected such a line already
@@ -63,11 +65,7 @@ end
   {%- set cols = cols | selectattr('name', 'in', ['test_run_id'] + keep_columns) | list -%}
 {%- endif -%}
 with _sw_files(_sw_file, _sw_unit, _sw_dir_run) as (
-  {%- if files %}
-  values {% for f in files %}({{ sw_sql_string(f.path) }}, {{ sw_sql_string(f.key) }}, {{ sw_sql_string(f.run_from_path) if f.run_from_path else 'NULL::VARCHAR' }}){{ ',' if not loop.last }}{% endfor %}
-  {%- else %}
-  select NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR where false
-  {%- endif %}
+  select path, key, run_from_path from {{ plan }} where kind = 'rows'
 ),
 _sw_raw as (
   {%- if not files %}
@@ -194,17 +192,15 @@ select _sw_file, count(*) filter (where not _sw_cheap_fail and not _sw_keep) as 
 from _sw_core_checked
 group by _sw_file
 {%- else %}
-{%- set own_folder -%}
-  {%- if per_run_units -%}
-  coalesce(_sw_reject is null and _sw_dir_run is null and list_contains({{ sw_sql_list(per_run_units) }}, test_run_id), false)
-  {%- else -%}
-  false
-  {%- endif -%}
-{%- endset %}
 select _sw_file, _sw_line, _sw_seq, _sw_text, _sw_unit, _sw_reject,
-  case when {{ own_folder }} then 'run has its own folder' end as _sw_skip
-  {%- for c in cols %}, case when not ({{ own_folder }}) then "{{ c.name }}" end as "{{ c.name }}"{% endfor %}
-from _sw_checked
-where _sw_reject is not null or _sw_keep
+  case when _sw_own_folder then 'run has its own folder' end as _sw_skip
+  {%- for c in cols %}, case when not _sw_own_folder then "{{ c.name }}" end as "{{ c.name }}"{% endfor %}
+from (
+  select *,
+    coalesce(_sw_reject is null and _sw_dir_run is null
+             and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir'), false) as _sw_own_folder
+  from _sw_checked
+  where _sw_reject is not null or _sw_keep
+)
 {%- endif %}
 {%- endmacro %}

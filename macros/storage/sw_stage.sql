@@ -9,13 +9,18 @@
     memory.main._sw_files_<table>    the files read (sw_record_import logs them)
 
   1. plan: skillwalker_py.build.ingest.plan_sql lists the files whose (path, size,
-     modification time) is not yet in the lake's import log (every file when
-     the table does not exist yet or on a rebuild, var rebuild_storage);
-     a directory, dangling link or loop in a file's place becomes a rejected line;
+     modification time) is not yet in the lake's import log, or that were re-created
+     with another content (every file when the table does not exist yet or on a
+     rebuild, var rebuild_storage); the plan is staged as memory.main._sw_plan_<table>
+     (its runs with a run folder, kind 'dir', stay there: the read of the seed's single
+     file joins them); a directory, dangling link or loop in a file's place becomes a
+     rejected line;
   2. count: skillwalker_py.build.ingest.scan_lines counts each file's physical and
-     blank lines in one sequential read (the import log's lines_read and
-     lines_blank: the reconciliation); a file with a line longer than the reader
-     takes (32 MiB) or a byte order mark goes straight to step 4;
+     blank lines and hashes its content in one sequential read (the import log's
+     lines_read, lines_blank and content_hash: the reconciliation); a file with a line
+     longer than the reader takes (32 MiB) or a byte order mark goes straight to
+     step 4, and so does a file that cannot be opened (permission denied: a
+     rejected line, not logged, tried again by the next build);
   3. read: read_json over those files, every field as raw JSON, checked
      against the declared column types (sw_read_source);
   4. a file with a doubtful line, or in which a row key repeats (the later
@@ -37,33 +42,28 @@
     'table': table, 'output_dir': sw_output_dir(), 'replace_run_ids': sw_replace_run_ids(),
     'per_run_file': src.meta.get('per_run_file'), 'legacy_file': src.meta.get('legacy_file'),
     'document_dir': src.meta.get('document_dir'), 'full': full}) -%}
-{%- set plan = run_query(plan_sql) -%}
+{%- set plan = 'memory.main._sw_plan_' ~ table -%}
+{%- call statement('sw_plan', auto_begin=false) -%}
+  create or replace table {{ plan }} as {{ plan_sql }}
+{%- endcall -%}
 {%- set files = [] -%}
-{%- set dir_runs = [] -%}
-{%- set logged = [] -%}
-{%- for row in plan.rows -%}
-  {%- if row['kind'] == 'dir' -%}
-    {%- do dir_runs.append(row['run_from_path']) -%}
-  {%- else -%}
-    {%- do logged.append(row) -%}
-    {%- if row['kind'] == 'rows' -%}
-      {%- do files.append({'path': row['path'], 'key': row['key'], 'run_from_path': row['run_from_path'], 'regular': row['regular']}) -%}
-    {%- endif -%}
-  {%- endif -%}
+{%- for row in run_query("select path, key, run_from_path, regular from " ~ plan ~ " where kind = 'rows' order by key, path").rows -%}
+  {%- do files.append({'path': row['path'], 'key': row['key'], 'run_from_path': row['run_from_path'], 'regular': row['regular']}) -%}
 {%- endfor -%}
 {%- set stage = 'memory.main._sw_in_' ~ table -%}
 {%- set scan = sw_call('sw_scan_lines', {
     'files': files | map(attribute='path') | list, 'kind': 'document' if is_document else 'jsonl'}) -%}
-{%- set fast_files = [] if is_document else (files | selectattr('regular') | rejectattr('path', 'in', scan.slow) | list) -%}
+{%- set not_fast = scan.slow + scan.unreadable -%}
+{%- set fast_files = [] if is_document else (files | selectattr('regular') | rejectattr('path', 'in', not_fast) | list) -%}
 
 {%- call statement('sw_read_fast', auto_begin=false) -%}
   create or replace table {{ stage }} as
-  {{ sw_read_source(src, fast_files, 'fast', dir_runs, max_line_bytes=scan.max_line_bytes) }}
+  {{ sw_read_source(src, fast_files, 'fast', plan, max_line_bytes=scan.max_line_bytes) }}
 {%- endcall -%}
 
 {#- read again line by line: files with a rejected line, files in which a row key
     repeats, every summary document (DuckDB cannot skip a broken document), and
-    what is not a regular file (reported as a rejected line) -#}
+    what is not a regular file or cannot be read (reported as a rejected line) -#}
 {%- set row_key = model.config.get('row_key') or [] -%}
 {%- set flagged_sql -%}
   select _sw_file from {{ stage }} where _sw_reject is not null
@@ -72,10 +72,10 @@
   select _sw_file from {{ stage }} where _sw_reject is null
   group by _sw_file, {{ row_key | join(', ') }} having count(*) > 1
   {%- endif %}
-  {%- set always_slow = files if is_document else (files | rejectattr('path', 'in', fast_files | map(attribute='path') | list) | list) %}
+  {%- set always_slow = files | map(attribute='path') | list if is_document else (files | rejectattr('regular') | map(attribute='path') | list) + not_fast %}
   {%- if always_slow %}
   union
-  select unnest({{ sw_sql_list(always_slow | map(attribute='path') | list) }})
+  select unnest({{ sw_sql_list(always_slow) }})
   {%- endif %}
   order by 1
 {%- endset -%}
@@ -90,7 +90,7 @@
   {%- call statement('sw_read_slow', auto_begin=false) -%}
     delete from {{ stage }} where list_contains({{ sw_sql_list(flagged) }}, _sw_file);
     insert into {{ stage }} by name
-    {{ sw_read_source(src, flagged_files, 'slow', dir_runs, clean_file=sanitized.clean, max_line_bytes=scan.max_line_bytes) }};
+    {{ sw_read_source(src, flagged_files, 'slow', plan, clean_file=sanitized.clean, max_line_bytes=scan.max_line_bytes) }};
   {%- endcall -%}
   {%- set py_rejects = sanitized.rejects if sanitized.rejected > 0 else none -%}
 {%- endif -%}
@@ -103,13 +103,13 @@
   create or replace table memory.main._sw_skips_{{ table }} as
   {%- if src.meta.get('keep') and (count_fast or (count_slow and sanitized)) %}
   {%- if count_fast %}
-  select * from ({{ sw_read_source(src, count_fast, 'fast', dir_runs, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
+  select * from ({{ sw_read_source(src, count_fast, 'fast', plan, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
   {%- endif %}
   {%- if count_fast and count_slow and sanitized %}
   union all
   {%- endif %}
   {%- if count_slow and sanitized %}
-  select * from ({{ sw_read_source(src, count_slow, 'slow', dir_runs, clean_file=sanitized.clean, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
+  select * from ({{ sw_read_source(src, count_slow, 'slow', plan, clean_file=sanitized.clean, count_skipped=true, max_line_bytes=scan.max_line_bytes) }})
   {%- endif %}
   {%- else %}
   select NULL::VARCHAR as _sw_file, NULL::BIGINT as _sw_not_kept where false
@@ -138,8 +138,14 @@
     columns = {'file': 'VARCHAR', 'line': 'BIGINT', 'reason': 'VARCHAR', 'raw': 'VARCHAR', 'unit': 'VARCHAR'})
   {%- endif %};
 
+  {#- what the import log gets (sw_record_import): the plan's files (kind rows, marker,
+      verified; unreadable ones are not logged) and those whose rejected lines go
+      (unreadable, gone) -#}
   create or replace table memory.main._sw_files_{{ table }} as
-  select f.path, f.size, f.mtime_ns, f.key, f.run_from_path, f.kind,
+  select f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns, f.key, f.run_from_path,
+         case when f.kind = 'rows' and coalesce(c.unreadable, false) then 'unreadable' else f.kind end as kind,
+         case when f.kind = 'rows' then c.hash else f.content_hash end as content_hash,
+         f.listed_runs,
          coalesce(b.rows, 0) as rows_staged, coalesce(r.rejected, 0) as lines_rejected,
          coalesce(b.runs, []::VARCHAR[]) as runs,
          case when f.kind = 'rows' then c.lines end as lines_read,
@@ -149,16 +155,7 @@
            (c.bytes is not null and c.bytes is distinct from f.size)
            or s.bytes is distinct from f.size or s.mtime_ns is distinct from f.mtime_ns
          end as changed_during_read
-  from (
-    {%- if logged %}
-    values {% for f in logged %}({{ sw_sql_string(f['path']) }}, {{ f['size'] if f['size'] is not none else 'NULL' }}::BIGINT,
-      {{ f['mtime_ns'] if f['mtime_ns'] is not none else 'NULL' }}::BIGINT, {{ sw_sql_string(f['key']) }},
-      {{ sw_sql_string(f['run_from_path']) if f['run_from_path'] else 'NULL::VARCHAR' }},
-      {{ sw_sql_string(f['kind']) }}){{ ',' if not loop.last }}{% endfor %}
-    {%- else %}
-    select NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR where false
-    {%- endif %}
-  ) as f(path, size, mtime_ns, key, run_from_path, kind)
+  from {{ plan }} as f
   left join (
     select _sw_file,
            count(*) filter (where _sw_skip is null) as rows,
@@ -171,20 +168,23 @@
     select _sw_file, sum(_sw_not_kept) as not_kept from memory.main._sw_skips_{{ table }} group by _sw_file
   ) as k on k._sw_file = f.path
   left join read_json({{ sw_sql_string(scan.counts) }}, format = 'newline_delimited', records = true,
-    columns = {'path': 'VARCHAR', 'lines': 'BIGINT', 'blank': 'BIGINT', 'bytes': 'BIGINT'}) as c
+    columns = {'path': 'VARCHAR', 'lines': 'BIGINT', 'blank': 'BIGINT', 'bytes': 'BIGINT', 'hash': 'VARCHAR',
+               'unreadable': 'BOOLEAN'}) as c
     on c.path = f.path
   left join read_json({{ sw_sql_string(restat) }}, format = 'newline_delimited', records = true,
     columns = {'path': 'VARCHAR', 'bytes': 'BIGINT', 'mtime_ns': 'BIGINT'}) as s
     on s.path = f.path
   left join (
     select file, count(*) as rejected from memory.main._sw_rejects_{{ table }} group by file
-  ) as r on r.file = f.path;
+  ) as r on r.file = f.path
+  where f.kind <> 'dir';
 
   {%- if not reports %}
   delete from memory.main._sw_rejects_{{ table }};
   {%- endif %}
   drop table {{ stage }};
   drop table memory.main._sw_skips_{{ table }};
+  drop table {{ plan }};
 {%- endcall -%}
 select 1
 {%- endmacro %}

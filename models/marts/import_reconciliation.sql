@@ -8,6 +8,10 @@
 -- the line counts have NULL counts and is_reconciled NULL. tool_calls reads the
 -- files of test_run: its lines_rejected are the lines rejected_lines lists once,
 -- under test_run.
+-- A later read of the same file for the same table supersedes a row
+-- (superseded_by): the rows of that read replaced the ones of this one, so a row
+-- that did not reconcile because a writer appended while it was read
+-- (changed_during_read) is healed by the next build, which reads the file again.
 select
     build_id,
     source_table,
@@ -20,6 +24,7 @@ select
     lines_skipped,
     lines_read - rows_staged - lines_rejected - lines_blank - lines_skipped as lines_unaccounted,
     lines_read = rows_staged + lines_rejected + lines_blank + lines_skipped as is_reconciled,
-    changed_during_read
+    changed_during_read,
+    lead(build_id) over (partition by source_table, file order by imported_at, build_id) as superseded_by
 from {{ source('lake', 'sw_import_log') }}
 where kind = 'rows'

@@ -9,10 +9,11 @@ used by the build (through the dbt plugin's ``sw_plan_sql`` and
   build must read. A file is read when no earlier import of it, with the same
   size and modification time, is in the lake's import log
   (``sw_import_log``, committed in the same transaction as the rows it
-  describes); when its run is in ``replace_run_ids``; when its run is listed
-  in a changed ``.re-evaluated-runs.json``; or on a rebuild. File metadata
-  comes from ``os.stat`` (size and nanosecond modification time), without
-  reading the content.
+  describes), or when it is logged so but was re-created (its inode or change
+  time moved) with another content hash; when its run is in
+  ``replace_run_ids``; when its run was added to ``.re-evaluated-runs.json``;
+  or on a rebuild. File metadata comes from ``os.stat``, without reading the
+  content (only a re-created file is hashed).
 * :func:`sanitize`: files with a doubtful line are read again line by line so
   that every rejected line gets its file, line number and reason.
 
@@ -54,16 +55,21 @@ __all__ = [
     "LEGACY_UNIT",
     "MAX_LINE_BYTES",
     "RAW_TEXT_LIMIT",
+    "REJECTED_LINES",
+    "SCRATCH_PREFIX",
     "BuildLockError",
     "ReplaceRunIdsError",
     "acquire_lock",
+    "add_plan_functions",
     "check_replace_run_ids",
+    "content_hash",
     "declared_vars",
     "lock_wait_error",
     "plan_sql",
     "project_fingerprint",
     "project_yaml",
     "release_locks",
+    "remove_abandoned_scratch",
     "sanitize",
     "scan_lines",
     "stat_files",
@@ -81,7 +87,10 @@ is rejected as "line too large" without being held in memory whole. Measured: a
 imports. The build passes it to DuckDB's JSON readers (``maximum_object_size`` in
 ``macros/storage/sw_read_source.sql``, through :func:`scan_lines`' result)."""
 IMPORT_LOG = "lake.main.sw_import_log"
-"""The lake table that records every file a build imported (macros/hooks/sw_lake_tables.sql)."""
+"""The lake table that records every file a build imported
+(macros/hooks/sw_create_lake_tables.sql)."""
+REJECTED_LINES = "lake.main.sw_rejected_lines"
+"""The lake table of the rejected lines of the files as last read."""
 
 
 class BuildLockError(SkillwalkerError):
@@ -113,71 +122,111 @@ def check_replace_run_ids(values: list[Any], var: str = "replace_run_ids") -> li
 
 @dataclass(frozen=True)
 class InputFile:
-    """One input file as the plan sees it (``size``/``mtime_ns`` None when it cannot be
-    stat'ed: a dangling link, a loop; ``regular`` False for those and for directories)."""
+    """One input file as the plan sees it: what ``os.stat`` says (``size``, ``mtime_ns``,
+    ``inode`` and ``ctime_ns``, all None when it cannot be stat'ed: a dangling link, a
+    loop, a folder that cannot be searched); ``regular`` False for a dangling link, a loop
+    and what is not a regular file (a directory, a FIFO)."""
 
     path: str
     size: int | None
     mtime_ns: int | None
+    inode: int | None
+    ctime_ns: int | None
     run_from_path: str | None
     regular: bool
 
 
-def _stat(path: str, run: str | None) -> InputFile:
+def _stat(path: str, run: str | None) -> InputFile | None:
+    """``path`` as an :class:`InputFile`; None when nothing is there (not even a link).
+    One ``lstat`` (a link: and a ``stat`` of its target)."""
+    unknown = InputFile(path, None, None, None, None, run, False)
     try:
-        st = os.stat(path)
-    except OSError:
-        return InputFile(path, None, None, run, False)
-    return InputFile(path, st.st_size, st.st_mtime_ns, run, stat.S_ISREG(st.st_mode))
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            st = os.stat(path)
+    except FileNotFoundError:
+        return unknown if os.path.islink(path) else None  # a dangling link, or nothing
+    except PermissionError:  # a folder on the way cannot be searched: read, and rejected
+        return InputFile(path, None, None, None, None, run, True)
+    except OSError:  # a loop of links
+        return unknown
+    return InputFile(path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, run,
+                     stat.S_ISREG(st.st_mode))
 
 
-def input_files(output_dir: str, meta: dict[str, Any]) -> list[InputFile]:
+def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
     """The files of one source under ``output_dir`` (its meta: ``per_run_file``,
-    ``legacy_file`` or ``document_dir``), with what the plan compares: size and
-    modification time (nanoseconds); nothing is read."""
+    ``legacy_file`` or ``document_dir``), with what the plan compares (:func:`_stat`):
+    one ``stat`` per file, nothing is read."""
     out = Path(output_dir)
     found: list[InputFile] = []
     if meta.get("per_run_file"):
-        runs = out / "runs"
         with contextlib.suppress(OSError):
-            for entry in sorted(os.scandir(runs), key=lambda e: e.name):
-                child = os.path.join(entry.path, meta["per_run_file"])
-                if entry.is_dir() and os.path.lexists(child):
-                    found.append(_stat(child, entry.name))
+            for entry in sorted(os.scandir(out / "runs"), key=lambda e: e.name):
+                if entry.is_dir():
+                    one = _stat(os.path.join(entry.path, meta["per_run_file"]), entry.name)
+                    if one is not None:
+                        found.append(one)
     if meta.get("legacy_file"):
-        legacy = out / meta["legacy_file"]
-        if os.path.lexists(legacy):
-            found.append(_stat(str(legacy), None))
+        one = _stat(str(out / meta["legacy_file"]), None)
+        if one is not None:
+            found.append(one)
     if meta.get("document_dir"):
         with contextlib.suppress(OSError):
             for entry in sorted(os.scandir(out / meta["document_dir"]), key=lambda e: e.name):
                 if entry.name.endswith(".json"):
-                    found.append(_stat(entry.path, entry.name[: -len(".json")]))
+                    one = _stat(entry.path, entry.name[: -len(".json")])
+                    if one is not None:
+                        found.append(one)
     return found
 
 
-def _values(files: list[InputFile]) -> str:
-    """``files`` as a SQL relation (path, size, mtime_ns, run_from_path, regular)."""
-    if not files:
-        return ("select NULL::VARCHAR as path, NULL::BIGINT as size, NULL::BIGINT as mtime_ns, "
-                "NULL::VARCHAR as run_from_path, NULL::BOOLEAN as regular where false")
+_FOUND_COLUMNS = {"path": "VARCHAR", "size": "BIGINT", "mtime_ns": "BIGINT", "inode": "UBIGINT",
+                  "ctime_ns": "BIGINT", "run_from_path": "VARCHAR", "regular": "BOOLEAN"}
 
-    def lit(value: object) -> str:
-        if value is None:
-            return "NULL"
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, int):
-            return str(value)
-        return _sql_string(str(value))
 
-    rows = ",\n    ".join(
-        f"({lit(f.path)}, {lit(f.size)}::BIGINT, {lit(f.mtime_ns)}::BIGINT, "
-        f"{lit(f.run_from_path)}::VARCHAR, {lit(f.regular)})"
-        for f in files
-    )
-    columns = "path, size, mtime_ns, run_from_path, regular"
-    return f"select * from (values\n    {rows}\n) as v({columns})"
+def _found_relation(files: list[InputFile]) -> str:
+    """``files`` as a SQL relation: written to a JSON file of the build's scratch folder that
+    DuckDB reads. (A ``VALUES`` list in the SQL text cost 2 s per table at 10,000 runs to
+    parse and bind; the file's read, 0.03 s.)"""
+    path = Path(_scratch_dir()) / "found.json"
+    path.write_text(json.dumps([
+        {"path": f.path, "size": f.size, "mtime_ns": f.mtime_ns, "inode": f.inode,
+         "ctime_ns": f.ctime_ns, "run_from_path": f.run_from_path, "regular": f.regular}
+        for f in files], ensure_ascii=False), encoding="utf-8")
+    columns = ", ".join(f"{_sql_string(k)}: {_sql_string(v)}" for k, v in _FOUND_COLUMNS.items())
+    return (f"select * from read_json({_sql_string(str(path))}, format = 'array', "
+            f"records = true, columns = {{{columns}}})")
+
+
+_HASH_CHUNK = 1 << 20
+
+
+def content_hash(path: str) -> str | None:
+    """sha256 of a regular file's content (hex); None when it cannot be read. The import
+    log keeps it for every file a build read (:func:`scan_lines` hashes what it counts):
+    the plan compares it when a file's size and modification time are as logged but its
+    inode or change time moved (re-created by ``cp -p`` or ``rsync -t``)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            while chunk := fh.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def add_plan_functions(con: Any) -> None:
+    """Register on a DuckDB connection the function :func:`plan_sql`'s SQL calls:
+    ``sw_content_hash(path)`` (:func:`content_hash`), called only for the files whose
+    inode or change time moved."""
+    from duckdb import sqltypes
+
+    con.create_function("sw_content_hash", content_hash, [sqltypes.VARCHAR], sqltypes.VARCHAR,
+                        null_handling="special", side_effects=True)
 
 
 def plan_sql(args: dict[str, Any]) -> str:
@@ -186,62 +235,124 @@ def plan_sql(args: dict[str, Any]) -> str:
     ``args``: ``table``; the source's ``per_run_file``, ``legacy_file`` or
     ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (list);
     ``full`` (read every file: a rebuild); ``log`` (the import log relation,
-    default :data:`IMPORT_LOG`).
+    default :data:`IMPORT_LOG`); ``rejects`` (the rejected lines, default
+    :data:`REJECTED_LINES`). The connection must have the functions of
+    :func:`add_plan_functions`.
 
-    The files are listed here (:func:`input_files`: size and modification
-    time, nothing read) and compared with the log in SQL. Columns: ``path``,
-    ``size``, ``mtime_ns``, ``key`` (the run, or ``legacy``),
-    ``run_from_path`` (the run named by the file's folder or name, else
-    NULL), ``regular`` (false for a directory, a dangling link or a loop:
-    reported as a rejected line), ``kind`` (``rows``; ``marker`` for a
-    changed marker file, read by nothing but logged so it counts once;
-    ``dir`` on one extra row per run that has a run folder, now or in the
-    log: its lines in the legacy file are ignored; such rows have no path).
+    The files are listed here (:func:`input_files`: one ``stat`` each, nothing
+    read) and compared with the log in SQL. A file is read when:
+
+    * no import of it with the same path, size and modification time is logged;
+    * it is logged so, but its inode or change time moved (a copy with ``cp -p`` or
+      ``rsync -t`` keeps size and time, never those) and its content hash
+      (:func:`content_hash`, computed now for such files only) differs from the one
+      logged; when the hash is the same (a ``chmod``, a hard link, a rows logged
+      before the hash was), the file is logged again (kind ``verified``), not read;
+    * its run is in ``replace_run_ids``, or was added to ``.re-evaluated-runs.json``
+      since the marker was last logged (a run listed before is not read again: a
+      re-evaluation changes its test-results file, which is read as changed);
+    * or on a rebuild.
+
+    Columns: ``path``, ``size``, ``mtime_ns``, ``inode``, ``ctime_ns``,
+    ``content_hash`` (on ``verified`` rows), ``key`` (the run, or ``legacy``),
+    ``run_from_path`` (the run named by the file's folder or name, else NULL),
+    ``regular`` (false for a directory, a dangling link or a loop: reported as a
+    rejected line), ``listed_runs`` (the marker's runs), ``kind``:
+
+    * ``rows``: a file to read;
+    * ``marker``: a changed marker file, read by nothing but logged (with its runs);
+    * ``verified``: a file whose content is as logged, logged again with its new
+      inode and change time;
+    * ``gone``: a file with rejected lines (``rejects``) that is no longer under the
+      output folder: its rejected lines are dropped (``rejected_lines`` lists the bad
+      lines of the files there; ``import_reconciliation`` keeps their count);
+    * ``dir``: one row per run that has a run folder, now or in the log, when the
+      seed's single file is read (its lines of those runs are skipped); no path.
     """
     out = str(args["output_dir"]).rstrip("/")
-    table = str(args["table"])
+    table = _sql_string(str(args["table"]))
     log = args.get("log", IMPORT_LOG)
+    rejects = args.get("rejects", REJECTED_LINES)
     replace = check_replace_run_ids(args.get("replace_run_ids") or [])
-    files = input_files(out, args)
-    marker = [_stat(p, None) for p in [f"{out}/{MARKER_FILE}"] if os.path.lexists(p)]
+    marker = _stat(f"{out}/{MARKER_FILE}", None)
     try:
         marker_runs = read_reevaluated_runs(out)
     except SkillwalkerError:
         marker_runs = []  # a broken marker forces nothing; changed files are read anyway
-    logged_dirs = (
-        f"select distinct run_from_path from {log} "
-        f"where source_table = {_sql_string(table)} and run_from_path is not null"
-    )
     full = "true" if args.get("full") else "false"
     dir_rows = ""
     if args.get("per_run_file") and args.get("legacy_file"):
         dir_rows = f"""union all
-select NULL, NULL, NULL, run_from_path, run_from_path, NULL, 'dir'
-from (select run_from_path from found where run_from_path is not null union {logged_dirs})"""
-    same = ("l.file = {t}.path and l.size is not distinct from {t}.size "
-            "and l.mtime_ns is not distinct from {t}.mtime_ns")
+select NULL, NULL, NULL, NULL, NULL, NULL, run_from_path, run_from_path, NULL, NULL, 'dir'
+from (select run_from_path from found where run_from_path is not null
+      union select run_from_path from {log}
+      where source_table = {table} and run_from_path is not null)
+where exists (select 1 from to_read where run_from_path is null)"""
+    same_stat = ("l.size is not distinct from {t}.size "
+                 "and l.mtime_ns is not distinct from {t}.mtime_ns")
+    same_id = ("l.inode is not distinct from {t}.inode "
+               "and l.ctime_ns is not distinct from {t}.ctime_ns")
+    none = "NULL::VARCHAR[]"
     return f"""
-with found as ({_values(files)}),
-logged as (select file, size, mtime_ns from {log} where source_table = {_sql_string(table)}),
+with found as ({_found_relation(input_files(out, args))}),
+last as (  -- the last import of each file (and of the marker): what the lake holds of it
+    select file, size, mtime_ns, inode, ctime_ns, content_hash, kind, listed_runs
+    from {log} where source_table = {table}
+    qualify row_number() over (partition by file order by imported_at desc) = 1
+),
 marker as (
-    select * from ({_values(marker)}) as m
-    where not exists (select 1 from logged as l where {same.format(t="m")})
+    select m.* from ({_found_relation([marker] if marker else [])}) as m
+    left join last as l on l.file = m.path and l.kind = 'marker'
+    where l.file is null or not ({same_stat.format(t="m")})
+       or (l.inode is not null and not ({same_id.format(t="m")}))
 ),
 forced as (
     select unnest({_sql_list(replace)}) as run
     union all
-    select unnest({_sql_list(marker_runs)}) where exists (select 1 from marker)
+    select run from (select unnest({_sql_list(marker_runs)}) as run)
+    where exists (select 1 from marker)
+      and not list_contains(coalesce((select listed_runs from last where kind = 'marker'
+                                      and file = {_sql_string(f"{out}/{MARKER_FILE}")}),
+                                     []::VARCHAR[]), run)
+),
+compared as materialized (  -- moved: logged with this size and time, another inode or ctime
+    select *, case when moved then sw_content_hash(path) end as hash_now
+    from (
+        select f.*, l.content_hash as logged_hash,
+               l.file is not null and {same_stat.format(t="f")} as logged_same,
+               not {full} and l.file is not null and {same_stat.format(t="f")}
+                   and not ({same_id.format(t="f")}) as moved
+        from found as f left join last as l on l.file = f.path and l.kind <> 'marker'
+    )
+),
+to_read as (
+    select * from compared as f
+    where {full}
+       or not logged_same
+       or (moved and (hash_now is null or hash_now <> coalesce(logged_hash, hash_now)))
+       or f.run_from_path in (select run from forced)
+       or (f.run_from_path is null and exists (select 1 from forced))
 )
-select f.path, f.size, f.mtime_ns,
-       coalesce(f.run_from_path, {_sql_string(LEGACY_UNIT)}) as key,
-       f.run_from_path, f.regular, 'rows' as kind
-from found as f
-where {full}
-   or not exists (select 1 from logged as l where {same.format(t="f")})
-   or f.run_from_path in (select run from forced)
-   or (f.run_from_path is null and exists (select 1 from forced))
+select path, size, mtime_ns, inode, ctime_ns, NULL::VARCHAR as content_hash,
+       coalesce(run_from_path, {_sql_string(LEGACY_UNIT)}) as key,
+       run_from_path, regular, {none} as listed_runs, 'rows' as kind
+from to_read
 union all
-select path, size, mtime_ns, {_sql_string(LEGACY_UNIT)}, NULL, regular, 'marker' from marker
+select path, size, mtime_ns, inode, ctime_ns, hash_now,
+       coalesce(run_from_path, {_sql_string(LEGACY_UNIT)}), run_from_path, regular, {none},
+       'verified'
+from compared
+where moved and path not in (select path from to_read)
+union all
+select path, size, mtime_ns, inode, ctime_ns, NULL, {_sql_string(LEGACY_UNIT)}, NULL, regular,
+       {_sql_list(marker_runs)}, 'marker'
+from marker
+union all
+select distinct file, NULL, NULL, NULL, NULL, NULL, {_sql_string(LEGACY_UNIT)}, NULL, NULL,
+       {none}, 'gone'
+from {rejects}
+where source_table = {table} and starts_with(file, {_sql_string(out + "/")})
+  and file not in (select path from found)
 {dir_rows}
 order by kind, key, path
 """
@@ -255,21 +366,66 @@ _BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*(?=\n)")
 _NOT_BLANK = re.compile(rb"[^ \t\r\x0b\x0c]")
 
 
+def _not_regular(path: str) -> dict[str, Any]:
+    """What the scan says of a directory, a FIFO, a dangling link or a loop: one line,
+    rejected by sanitize (and logged: reported once)."""
+    return {"path": path, "lines": 1, "blank": 0, "longest": 0, "bom": False,
+            "bytes": None, "mtime_ns": None, "hash": None, "unreadable": False}
+
+
+def _unreadable(path: str, exc: OSError) -> dict[str, Any]:
+    """What the scan says of a regular file it cannot open or read (permission denied, a
+    file removed since the plan listed it): rejected by sanitize, not logged, so the next
+    build tries it again."""
+    return {**_not_regular(path), "unreadable": True, "reason": _cannot_read(exc)}
+
+
+def _cannot_read(exc: OSError) -> str:
+    """The reason of a file that cannot be read (one line, no path: the file is its row's)."""
+    what = "removed while the build read it" if isinstance(exc, FileNotFoundError) \
+        else (exc.strerror or type(exc).__name__)  # fmt: skip
+    return f"cannot read the file: {what} (not imported; the next build tries it again)"
+
+
+def _open_regular(path: str) -> tuple[Any, dict[str, Any] | None]:
+    """The open file, or None and what the scan says of a path that is not a readable
+    regular file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError as exc:
+        return None, (_not_regular(path) if os.path.lexists(path) else _unreadable(path, exc))
+    except PermissionError as exc:
+        return None, _unreadable(path, exc)
+    except OSError:  # a loop of links
+        return None, _not_regular(path)
+    if not stat.S_ISREG(st.st_mode):
+        return None, _not_regular(path)  # never open a FIFO or a device
+    try:
+        return open(path, "rb"), None
+    except OSError as exc:
+        return None, _unreadable(path, exc)
+
+
 def _scan_file(path: str) -> dict[str, Any]:
-    """Physical lines, blank lines and the longest line of one JSONL file, in one
-    sequential read of 16 MiB chunks (nothing is held longer than a chunk)."""
+    """Physical lines, blank lines and the longest line of one JSONL file, and the sha256
+    of its content, in one sequential read of 16 MiB chunks (nothing is held longer
+    than a chunk)."""
     lines = blank = longest = 0
     current = 0  # bytes of the line being read
     current_blank = True  # that line is whitespace so far
     bom = False
+    fh, other = _open_regular(path)
+    if fh is None:
+        assert other is not None
+        return other
+    digest = hashlib.sha256()
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise IsADirectoryError(path)  # never open a FIFO or a device
-        with open(path, "rb") as fh:
+        with fh:
             st = os.fstat(fh.fileno())
             first = True
             size = 0
             while chunk := fh.read(max(_CHUNK, len(_BOM)) if first else _CHUNK):
+                digest.update(chunk)
                 size += len(chunk)
                 start = 0
                 if first:
@@ -295,16 +451,34 @@ def _scan_file(path: str) -> dict[str, Any]:
                     longest = max(longest, min(_CHUNK, last - newline - 1))
                 current = len(chunk) - last - 1
                 current_blank = not _NOT_BLANK.search(chunk, last + 1)
-            if current > 0 or (bom and lines == 0):
-                lines += 1  # the last line has no newline (a torn line, or a BOM alone)
-                longest = max(longest, current)
-                blank += 1 if current_blank else 0
-            return {"path": path, "lines": lines, "blank": blank, "longest": longest,
-                    "bom": bom, "bytes": size, "mtime_ns": st.st_mtime_ns}
-    except OSError:
-        # a directory, a dangling link or a loop: one line, rejected by sanitize
-        return {"path": path, "lines": 1, "blank": 0, "longest": 0, "bom": False,
-                "bytes": None, "mtime_ns": None}
+    except OSError as exc:  # a read error (EIO): as unreadable, tried again by the next build
+        return _unreadable(path, exc)
+    if current > 0 or (bom and lines == 0):
+        lines += 1  # the last line has no newline (a torn line, or a BOM alone)
+        longest = max(longest, current)
+        blank += 1 if current_blank else 0
+    return {"path": path, "lines": lines, "blank": blank, "longest": longest, "bom": bom,
+            "bytes": size, "mtime_ns": st.st_mtime_ns, "hash": digest.hexdigest(),
+            "unreadable": False}
+
+
+def _scan_document(path: str) -> dict[str, Any]:
+    """A summary document counts as one line; it is hashed (and so found unreadable)."""
+    fh, other = _open_regular(path)
+    if fh is None:
+        assert other is not None
+        return {**other, "longest": None}
+    digest = hashlib.sha256()
+    try:
+        with fh:
+            st = os.fstat(fh.fileno())
+            while chunk := fh.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError as exc:
+        return {**_unreadable(path, exc), "longest": None}
+    return {"path": path, "lines": 1, "blank": 0, "longest": None, "bom": False,
+            "bytes": None, "mtime_ns": st.st_mtime_ns, "hash": digest.hexdigest(),
+            "unreadable": False}
 
 
 def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
@@ -315,27 +489,34 @@ def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
     (physical lines, the last one counted without its newline), ``blank``
     (lines of whitespace only: skipped by rule), ``longest`` (bytes of the
     longest line, exact above 16 MiB), ``bom``, ``bytes`` and ``mtime_ns``
-    (what was counted). A summary document counts as one line and is not
-    read here. The counts go to a JSONL file (``counts``) that the import
-    log joins; ``slow`` lists the files to read line by line from the start
-    (a line longer than :data:`MAX_LINE_BYTES`, which DuckDB's reader would
-    fail on, or a byte order mark); ``max_line_bytes`` is that limit.
+    (what was counted), ``hash`` (sha256 of the content: the import log keeps it,
+    see :func:`plan_sql`) and ``unreadable`` (a regular file that could not be
+    opened or read, e.g. permission denied: rejected, not logged). A summary
+    document counts as one line and is only hashed here. The counts go to a JSONL
+    file (``counts``) that the import log joins; ``slow`` lists the files to read
+    line by line from the start (a line longer than :data:`MAX_LINE_BYTES`, which
+    DuckDB's reader would fail on, or a byte order mark); ``unreadable`` lists the
+    unreadable files (read by sanitize, which rejects them with the reason);
+    ``max_line_bytes`` is that limit.
     """
     out_dir = Path(args.get("out_dir") or _scratch_dir())
     out_dir.mkdir(parents=True, exist_ok=True)
     counts_path = out_dir / "counts.jsonl"
     slow: list[str] = []
+    unreadable: list[str] = []
     with open(counts_path, "w", encoding="utf-8") as out:
         for path in args["files"]:
             if args.get("kind") == "document":
-                found: dict[str, Any] = {"path": path, "lines": 1, "blank": 0, "longest": None,
-                                         "bom": False, "bytes": None, "mtime_ns": None}
+                found = _scan_document(str(path))
             else:
                 found = _scan_file(str(path))
                 if found["bom"] or found["longest"] > MAX_LINE_BYTES:
                     slow.append(str(path))
+            if found["unreadable"]:
+                unreadable.append(str(path))
             out.write(json.dumps(found, ensure_ascii=False) + "\n")
-    return {"counts": str(counts_path), "slow": slow, "max_line_bytes": MAX_LINE_BYTES}
+    return {"counts": str(counts_path), "slow": slow, "unreadable": unreadable,
+            "max_line_bytes": MAX_LINE_BYTES}
 
 
 def stat_files(args: dict[str, Any]) -> str:
@@ -400,14 +581,70 @@ def sanitize(args: dict[str, Any]) -> dict[str, Any]:
     return {"clean": str(clean_path), "rejects": str(rejects_path), "rejected": len(rejects)}
 
 
+SCRATCH_PREFIX = "skillwalker-sanitize-"
+"""The name of a build's scratch folder in the temp dir begins with this."""
+_SCRATCH_LOCK = ".lock"
 _SCRATCH: list[str] = []
+_SCRATCH_FDS: list[int] = []
 
 
 def _scratch_dir() -> str:
+    """A new folder for one step's files, in this process's scratch folder.
+
+    The scratch folder (``skillwalker-sanitize-*`` in the temp dir) is removed when the
+    process exits; a process killed before that leaves it behind, so the first call
+    in a process removes the scratch folders of processes that are gone
+    (:func:`remove_abandoned_scratch`)."""
     if not _SCRATCH:
-        _SCRATCH.append(tempfile.mkdtemp(prefix="skillwalker-sanitize-"))
+        remove_abandoned_scratch()
+        _SCRATCH.append(_new_scratch_root())
         atexit.register(shutil.rmtree, _SCRATCH[0], True)
     return tempfile.mkdtemp(dir=_SCRATCH[0])
+
+
+def _new_scratch_root() -> str:
+    """A scratch folder whose lock file this process holds (``flock``, released by the
+    operating system when the process ends, killed or not). It gets its name only once
+    locked, so no other process can take it for abandoned."""
+    making = tempfile.mkdtemp(prefix=f".{SCRATCH_PREFIX}new-")
+    fd = os.open(os.path.join(making, _SCRATCH_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _SCRATCH_FDS.append(fd)  # held until the process exits
+    root = os.path.join(os.path.dirname(making), SCRATCH_PREFIX + os.path.basename(making)[-8:])
+    while True:
+        try:
+            os.rename(making, root)  # refuses a non-empty folder of that name
+            return root
+        except OSError:
+            root = tempfile.mktemp(prefix=SCRATCH_PREFIX)
+
+
+def remove_abandoned_scratch(temp_dir: str | None = None) -> list[str]:
+    """Remove the scratch folders left in ``temp_dir`` (default: the temp dir) by
+    processes that are gone (a killed build): those whose lock file nobody holds. A
+    folder without a lock file (left by an older version) is not touched; neither is
+    one that cannot be opened (another user's). Returns the folders removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(temp_dir or tempfile.gettempdir()):
+            if not entry.name.startswith(SCRATCH_PREFIX) or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                fd = os.open(os.path.join(entry.path, _SCRATCH_LOCK), os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue  # its process is running
+            try:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+            finally:
+                os.close(fd)
+    return removed
 
 
 def _write_clean(clean: Any, value: dict[str, Any], path: str, line: int, text: str) -> None:
@@ -472,11 +709,31 @@ def _line(number: int, parts: list[bytes], size: int, head: bytes | None) -> _Li
     return _Line(number, b"".join(parts), size, b"")
 
 
+_NOT_REGULAR = "not a regular file (a directory, a broken or looping symlink)"
+
+
+def _readable(path: str, unit: str, rejects: list[dict[str, Any]]) -> bool:
+    """Whether ``path`` is a regular file that opens; else its rejected "line" (no number):
+    not a regular file (reported once), or cannot be read (tried again by the next build)."""
+    fh, other = _open_regular(path)
+    if fh is not None:
+        fh.close()
+        return True
+    assert other is not None
+    rejects.append(_reject(path, None, "", other.get("reason") or _NOT_REGULAR, unit))
+    return False
+
+
 def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
-    if not Path(path).is_file():
-        reason = "not a regular file (a directory, a broken or looping symlink)"
-        rejects.append(_reject(path, None, "", reason, unit))
+    if not _readable(path, unit, rejects):
         return
+    try:
+        _sanitize_lines(path, unit, clean, rejects)
+    except OSError as exc:  # a read error half-way: the file is tried again by the next build
+        rejects.append(_reject(path, None, "", _cannot_read(exc), unit))
+
+
+def _sanitize_lines(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
     for found in _iter_lines(path):
         number, raw_bytes = found.number, found.raw
         if raw_bytes is None:
@@ -521,6 +778,8 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
 
 
 def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
+    if not _readable(path, unit, rejects):
+        return
     try:
         size = os.stat(path).st_size
         if size > MAX_LINE_BYTES:
@@ -532,7 +791,7 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
             return
         data = Path(path).read_bytes()
     except OSError as exc:
-        rejects.append(_reject(path, None, "", f"cannot read: {exc}", unit))
+        rejects.append(_reject(path, None, "", _cannot_read(exc), unit))
         return
     if data.startswith(_BOM):  # a leading byte order mark, as in a JSONL file's first line
         data = data[len(_BOM):]

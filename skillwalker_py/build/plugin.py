@@ -14,10 +14,12 @@ profile attaches (the lake named by the environment, :func:`build_lake`) and
 registers scalar functions that take and return JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
-  (:func:`skillwalker_py.build.ingest.plan_sql`, a pure function);
+  (:func:`skillwalker_py.build.ingest.plan_sql`), and ``sw_content_hash``, which that
+  SQL calls for a file re-created with the size and time the import log has;
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
-- ``sw_scan_lines``: count each file's lines before it is read (the reconciliation),
-  and find the files to read line by line from the start;
+- ``sw_scan_lines``: count and hash each file's lines before it is read (the
+  reconciliation, the import log's ``content_hash``), and find the files to read line by
+  line from the start and those that cannot be opened (rejected, not logged);
 - ``sw_stat_files``: each file's size and time after the read;
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
@@ -181,6 +183,7 @@ class Plugin(BasePlugin):
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
+        ingest.add_plan_functions(conn)  # what the SQL of sw_plan_sql calls
         # The data tests' scope (macros/hooks/sw_test_scope_sql.sql) as it is outside a
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
         conn.execute(

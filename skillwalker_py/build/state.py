@@ -129,6 +129,7 @@ def lake_state(
         if interrupted or not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
         sources = storage_sources(project_dir)
+        ingest.add_plan_functions(con)
         idle = frozenset(t for t, meta in sources.items()
                          if _no_file_to_read(con, t, meta, output_dir))
         return LakeState(up_to_date=idle == set(sources), views_current=views_current,
@@ -139,7 +140,8 @@ def lake_state(
 
 def _no_file_to_read(con: duckdb.DuckDBPyConnection, table: str, meta: Mapping[str, Any],
                      output_dir: Path) -> bool:
-    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files)."""
+    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files:
+    a file to read, to log again, or whose rejected lines go)."""
     sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
     return con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() == (0,)
 
@@ -172,8 +174,50 @@ class RunLoss:
     reason: str
     """``gone`` (a file the rows came from is no longer in the output folder, or no
     longer a regular file), ``changed`` (it is, but with another size or modification
-    time: what it gives is known once read), ``no file`` (no import of the rows is
-    recorded)."""
+    time, or re-created with them and another content: what it gives is known once
+    read), ``no file`` (no import of the rows is recorded)."""
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """A file as the import log has it: its last read's size and time, and its inode,
+    change time and sha256 at its last import (None on rows logged before they were)."""
+
+    path: str
+    size: int | None
+    mtime_ns: int | None
+    inode: int | None
+    ctime_ns: int | None
+    content_hash: str | None
+
+
+def _fingerprint_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The import log's inode, ctime_ns and content_hash, NULL for a lake whose log has not
+    got them yet (its next build adds them)."""
+    have = {c for (c,) in con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database() "
+        "and schema_name = 'main' and table_name = 'sw_import_log'").fetchall()}
+    return ", ".join(c if c in have else f"NULL::{t} as {c}"
+                     for c, t in (("inode", "UBIGINT"), ("ctime_ns", "BIGINT"),
+                                  ("content_hash", "VARCHAR")))
+
+
+def _file_state(logged: _Logged) -> str | None:
+    """None when the file is still there as imported; else ``gone`` or ``changed``."""
+    try:
+        st = os.stat(logged.path)
+    except OSError:
+        return "gone"
+    if not stat.S_ISREG(st.st_mode):
+        return "gone"
+    if (st.st_size, st.st_mtime_ns) != (logged.size, logged.mtime_ns):
+        return "changed"
+    moved = logged.inode is not None and (st.st_ino, st.st_ctime_ns) != (logged.inode,
+                                                                        logged.ctime_ns)
+    if moved and logged.content_hash is not None \
+            and ingest.content_hash(logged.path) != logged.content_hash:
+        return "changed"
+    return None
 
 
 def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) -> list[RunLoss]:
@@ -184,10 +228,13 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     a run has in a table came from the files of its latest import into that table (the
     import log at the last finished build: the files of the build that last read the
     run for the table). Those files, with the same size and modification time, give
-    the same rows; so the run's rows are kept when every such file is still there as it
-    was imported, and listed otherwise: the whole run in that table (one file holds a
-    run's rows of a table in every layout). Nothing is read but the lake's catalog
-    figures and each file's metadata (``os.stat``).
+    the same rows, unless the file was re-created with them and another content (the
+    build's rule, :func:`skillwalker_py.build.ingest.plan_sql`: its inode or change time
+    moved since its last import and its sha256 differs from the one logged); so the run's
+    rows are kept when every such file is still there as it was imported, and listed
+    otherwise: the whole run in that table (one file holds a run's rows of a table in every
+    layout). Nothing is read but the lake's catalog figures, each file's metadata
+    (``os.stat``) and the content of the files re-created so.
     """
     wanted = sorted(set(tables))
     con = connect(config)
@@ -207,7 +254,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
                 except duckdb.Error:  # a data file is missing or damaged
                     counts[table] = None
             sources = con.execute(
-                """
+                f"""
                 with log as (
                     select source_table, file, size, mtime_ns, build_id, imported_at,
                            unnest(runs) as run
@@ -216,29 +263,30 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
                 last as (
                     select source_table, run, arg_max(build_id, imported_at) as build_id
                     from log group by all
+                ),
+                latest as (  -- the file as its last import (read, or verified unchanged) saw it
+                    select source_table, file, {_fingerprint_columns(con)}
+                    from sw_import_log
+                    where kind in ('rows', 'verified') and list_contains(?, source_table)
+                    qualify row_number() over (partition by source_table, file
+                                               order by imported_at desc) = 1
                 )
-                select distinct source_table, run, file, size, mtime_ns
+                select distinct source_table, run, file, size, mtime_ns,
+                       inode, ctime_ns, content_hash
                 from log join last using (source_table, run, build_id)
-                """, [wanted]).fetchall() if "sw_import_log" in present else []
+                left join latest using (source_table, file)
+                """, [wanted, wanted]).fetchall() if "sw_import_log" in present else []
     finally:
         con.close()
-    files: dict[tuple[str, str], list[tuple[str, int | None, int | None]]] = {}
-    for table, run, path, size, mtime_ns in sources:
-        files.setdefault((table, run), []).append((path, size, mtime_ns))
-    seen: dict[str, str | None] = {}
+    files: dict[tuple[str, str], list[_Logged]] = {}
+    for table, run, *logged in sources:
+        files.setdefault((table, run), []).append(_Logged(*logged))
+    seen: dict[_Logged, str | None] = {}
 
-    def state(path: str, size: int | None, mtime_ns: int | None) -> str | None:
-        key = f"{path}\0{size}\0{mtime_ns}"
-        if key not in seen:
-            try:
-                st = os.stat(path)
-            except OSError:
-                seen[key] = "gone"
-            else:
-                seen[key] = ("gone" if not stat.S_ISREG(st.st_mode)
-                             else None if (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
-                             else "changed")
-        return seen[key]
+    def state(logged: _Logged) -> str | None:
+        if logged not in seen:
+            seen[logged] = _file_state(logged)
+        return seen[logged]
 
     losses = []
     for table, by_run in counts.items():
@@ -246,7 +294,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
         for run in runs:
             rows = by_run.get(run) if by_run is not None else None
             found = files.get((table, run))
-            reasons = {r for r in (state(*f) for f in found) if r} if found else {"no file"}
+            reasons = {r for r in (state(f) for f in found) if r} if found else {"no file"}
             if reasons:
                 reason = "gone" if "gone" in reasons else reasons.pop()
                 losses.append(RunLoss(run, table, rows, reason))

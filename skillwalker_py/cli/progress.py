@@ -29,19 +29,39 @@ from typing import Any
 
 from skillwalker_py.lake import LakeConfig
 
-__all__ = ["PROGRESS_EVENT", "Progress"]
+__all__ = ["PROGRESS_EVENT", "Progress", "summary"]
 
 PREFIX = "skillwalker-data:"
 
 PROGRESS_EVENT = "skillwalker-progress "
 """How the macro ``sw_progress`` (macros/hooks/sw_progress.sql) begins its debug
 log line, before the figures as JSON: ``{"table": ..., "rows": ..., "files": ...,
-"rejected": ...}`` per storage table, ``{"build": {"runs": ..., "files": ...,
-"rejected": ...}}`` once the build finished."""
+"rejected": ...}`` per storage table, ``{"build": {"runs": ..., "loop_runs": ...,
+"files": ..., "rejected": ...}}`` once the build finished: test runs and SCIL/ACIL loop
+runs imported, distinct files read, lines rejected."""
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(runs: int, loop_runs: int, files: int, rejected: int) -> str:
+    """What a build imported, in words: test runs and loop runs apart, distinct files.
+
+    >>> summary(6, 2, 28, 0)
+    '6 test runs and 2 loop runs imported from 28 files, no line rejected'
+    >>> summary(1, 0, 3, 1)
+    '1 test run imported from 3 files, 1 line rejected (skillwalker-data rejected)'
+    >>> summary(0, 0, 0, 0)
+    'nothing imported, no line rejected'
+    """
+    parts = [_plural(runs, "test run")] if runs else []
+    parts += [_plural(loop_runs, "loop run")] if loop_runs else []
+    what = (" and ".join(parts) + f" imported from {_plural(files, 'file')}") if parts \
+        else "nothing imported" if not files else f"{_plural(files, 'file')} read"  # fmt: skip
+    rejects = (f"{_plural(rejected, 'line')} rejected (skillwalker-data rejected)"
+               if rejected else "no line rejected")  # fmt: skip
+    return f"{what}, {rejects}"
 
 
 class Progress:
@@ -62,8 +82,9 @@ class Progress:
         self.problems: list[str] = []
         self.imported: dict[str, tuple[int, int, int]] = {}
         """Per storage table: rows, files and rejected lines it imported (sw_progress)."""
-        self.finished: tuple[int, int, int] | None = None
-        """The finished build's runs imported, files read and lines rejected (sw_progress)."""
+        self.finished: tuple[int, int, int, int] | None = None
+        """The finished build's test runs and loop runs imported, files read and lines
+        rejected (sw_progress)."""
         self._lock = threading.Lock()
 
     # -- output
@@ -141,7 +162,8 @@ class Progress:
         """A ``sw_progress`` event: a storage table's import, or the finished build."""
         if "build" in figures:
             build = figures["build"]
-            self.finished = (int(build["runs"]), int(build["files"]), int(build["rejected"]))
+            self.finished = (int(build["runs"]), int(build.get("loop_runs") or 0),
+                             int(build["files"]), int(build["rejected"]))
         else:
             self.imported[str(figures["table"])] = (
                 int(figures["rows"]), int(figures["files"]), int(figures["rejected"]))
@@ -187,16 +209,8 @@ class Progress:
         if self.finished is None:
             print(f"{PREFIX} build finished in {seconds:.1f} s; readers read {where}")
             return 0
-        runs, files, rejected = self.finished
-        rejects = (
-            f"{_plural(rejected, 'line')} rejected (skillwalker-data rejected)"
-            if rejected else "no line rejected"
-        )  # fmt: skip
-        print(
-            f"{PREFIX} built in {seconds:.1f} s: {_plural(runs, 'run')} imported from "
-            f"{_plural(files, 'file')}, {rejects}; readers see this build in {where} "
-            "(skillwalker-data summaries)"
-        )
+        print(f"{PREFIX} built in {seconds:.1f} s: {summary(*self.finished)}; readers see this "
+              f"build in {where} (skillwalker-data summaries)")
         return 0
 
     def _failures(self, result: Any) -> str | None:

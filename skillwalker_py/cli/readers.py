@@ -334,8 +334,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 
 BUILD_COLUMNS = [
-    "build_id", "finished_at", "runs_imported", "files_read", "lines_rejected", "tests_passed",
-    "snapshot_id",
+    "build_id", "finished_at", "runs_imported", "loop_runs_imported", "files_read",
+    "lines_rejected", "tests_passed", "snapshot_id",
 ]  # fmt: skip
 
 
@@ -470,7 +470,8 @@ def register(
         "(a table shows files relative to the output folder; json and csv their full path)",
     )  # fmt: skip
     p.add_argument("--problems", action="store_true",
-                   help="only files where the lines do not add up (exit 1 if any)")
+                   help="only files where the lines do not add up and that no later build read "
+                   "again (exit 1 if any)")
     p.set_defaults(func=cmd_reconcile)
 
     p = sub.add_parser(

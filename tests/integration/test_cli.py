@@ -90,9 +90,11 @@ def sample_ids(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cli, 
     assert re.search(r"^skillwalker-data: data tests: \d+ pass, 1 warn$", build.stdout, re.M)
     assert lines[-1].startswith("skillwalker-data: built in ")
     assert lines[-1].endswith(
-        # 16 files, and the 3 test-run.jsonl files read again for tool_calls
-        f": 5 runs imported from 19 files, 1 line rejected (skillwalker-data rejected); "
-        f"readers see this build in {project.lake_dir} (skillwalker-data summaries)"
+        # 16 files (test_run and tool_calls read the same 3 test-run.jsonl files); the SCIL
+        # and ACIL loops are runs of their own kind
+        f": 3 test runs and 2 loop runs imported from 16 files, 1 line rejected "
+        f"(skillwalker-data rejected); readers see this build in {project.lake_dir} "
+        "(skillwalker-data summaries)"
     )
     assert "Done." not in build.stdout and "PASS=" not in build.stdout
     ids = {"r1": r1, "r2": r2, "r3": r3}
@@ -554,6 +556,18 @@ def test_relative_paths_resolve_against_the_current_directory(
     assert len(json.loads(proc.stdout)) == 1
     attach = cli("attach", "--data-set", ".", cwd=root, env=nowhere).stdout
     assert f"ducklake:sqlite:{root}/lake/catalog.sqlite" in attach
+
+
+def test_builds_count_test_runs_loop_runs_and_files_apart(cli: Cli) -> None:
+    """`builds` lists what the build imported as the disk holds it: 3 test runs and the
+    SCIL and ACIL loops (2 loop runs), 16 distinct files (test_run and tool_calls both read
+    each test-run.jsonl), the one rejected line once."""
+    (build,) = cli.json("builds")
+    assert (build["runs_imported"], build["loop_runs_imported"], build["files_read"],
+            build["lines_rejected"]) == (3, 2, 16, 1)
+    files = sum(1 for p in cli.project.output_dir.rglob("*") if p.is_file()
+                and p.suffix in (".jsonl", ".json") and not p.name.startswith("."))
+    assert files == 16
 
 
 def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ sees another's changes.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake, queries
+from skillwalker_py.markers import mark_reevaluated, read_reevaluated_runs
 from skillwalker_py.sample import SampleSummary, generate_sample
 
 from .conftest import REPO, DbtProject
@@ -135,22 +137,33 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     assert VIEWS_BUILT in built.first_screen
     assert VIEWS_KEPT in built.second_output and VIEWS_BUILT not in built.second_output
     project, summary = built.restore("second"), built.sample
+    # the output folder was put back by a copy (sizes and times kept, every inode and
+    # change time new): the first build hashes its files, reads none (their content is
+    # what the lake logged) and logs them again; then nothing is new
+    verified = _build(project).stdout.splitlines()
+    assert verified[-1].startswith("skillwalker-data: built in "), verified
+    assert ": nothing imported, no line rejected;" in verified[-1], verified[-1]
     assert SKIPPED in _build(project).stdout  # nothing new
     forced = _build(project, "--force").stdout.splitlines()
     assert forced[-1].startswith("skillwalker-data: built in ")
-    assert forced[-1].endswith(": 0 runs imported from 0 files, no line rejected; readers see "
+    assert forced[-1].endswith(": nothing imported, no line rejected; readers see "
                                f"this build in {project.lake_dir} (skillwalker-data summaries)")
     assert "skillwalker-data: imported test_run: nothing new" in forced
     assert VIEWS_BUILT in forced  # --force builds the views again
 
-    # a run whose results were re-evaluated and newly listed in the marker
-    marker = project.output_dir / ".re-evaluated-runs.json"
-    listed = json.loads(marker.read_text()) if marker.exists() else []
+    # a run whose results were re-evaluated and newly listed in the marker: it is read
+    # again in every table, not the run the marker listed before (its evaluations did not
+    # change since its last import); the summary counts files once (test_run and tool_calls
+    # read the same test-run.jsonl) and loop runs apart
+    listed = read_reevaluated_runs(project.output_dir)
+    assert listed == list(summary.reevaluated_run_ids)
     run = next(r for r in summary.run_ids if r not in listed)
-    marker.write_text(json.dumps(sorted([*listed, run])))
+    assert mark_reevaluated(project.output_dir, [run]) == sorted([*listed, run])
     out = _build(project).stdout
     assert SKIPPED not in out and VIEWS_KEPT in out
     assert "left out" not in out  # the listed run is read again in every table
+    # its test-config, test-run, test-results and output-files
+    assert ": 1 test run imported from 4 files, no line rejected" in out.splitlines()[-1], out
     assert SKIPPED in _build(project).stdout
 
     # a run's test-config.jsonl grows (its last line again, which wins over the first):
@@ -165,7 +178,7 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     imported = [line for line in lines if line.startswith("skillwalker-data: imported ")]
     assert len(imported) == 1, lines
     assert imported[0].startswith("skillwalker-data: imported test_config: "), lines
-    assert ": 1 run imported from 1 file, no line rejected" in lines[-1], lines[-1]
+    assert ": 1 test run imported from 1 file, no line rejected" in lines[-1], lines[-1]
 
     # a var that shapes a view: the views are built again (and each run is checked)
     assert _window(project) == 3  # three runs, flaky_window 5
@@ -185,6 +198,72 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     skipped = _build(project).stdout
     assert SKIPPED in skipped
     assert "1 rejected input lines" in skipped
+
+
+def _flip_results(path: Path) -> tuple[tuple[str, int], tuple[str, int]]:
+    """Rewrite a test-results file with its first passing and first failing expectations
+    flipped, at the same size: the (test_case, expect_index) of the two, now failing and
+    passing."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    up = next(i for i, line in enumerate(lines) if '"passed":true' in line)
+    down = next(i for i, line in enumerate(lines) if '"passed":false' in line)
+    lines[up] = lines[up].replace('"passed":true', '"passed":false')
+    lines[down] = lines[down].replace('"passed":false', '"passed":true')
+    keys = []
+    for i in (up, down):
+        record = json.loads(lines[i])
+        keys.append((record["test_case"], record["expect_index"]))
+    path.write_text("".join(lines), encoding="utf-8")
+    return keys[0], keys[1]
+
+
+def test_a_run_recreated_with_the_same_size_and_time_is_read_again(
+        built: Built, tmp_path: Path) -> None:
+    """A run's results re-created with the size and modification time the lake logged (as
+    ``cp -p`` or ``rsync -t`` leave them), results flipped inside: ``build`` reads it (its
+    inode or change time moved and its content hash differs), the lake holds the new
+    results, and the reconciliation has no problem; before that build, ``rebuild`` lists
+    the run's test_results rows as changed; ``build --force`` re-reads a second
+    re-creation the same way."""
+    project, summary = built.restore("second"), built.sample
+    run = next(r for r in summary.run_ids if r not in summary.reevaluated_run_ids)
+    results = project.output_dir / "runs" / run / "test-results.jsonl"
+
+    def passed(key: tuple[str, int]) -> bool:
+        ((value,),) = project.query(
+            "select passed from test_results where test_run_id = ? and test_case = ? "
+            "and expect_index = ?", [run, *key])
+        return bool(value)
+
+    before = results.stat()
+    original = results.read_bytes()
+    copy = tmp_path / "test-results.jsonl"
+    copy.write_bytes(original)
+    up, down = _flip_results(copy)
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))  # as the re-created file had
+    assert (passed(up), passed(down)) == (True, False)
+    subprocess.run(["cp", "-p", str(copy), str(results)], check=True)
+    after = results.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    # rebuild's listing says so too: those rows are not the file's any more
+    ((n,),) = project.query("select count(*) from test_results where test_run_id = ?", [run])
+    listed = _cli(project, "rebuild", code=2).stdout  # no terminal, no --yes: asks, stops
+    assert f"\n  {run}: test_results ({n} rows, changed)\n" in listed, listed
+    assert listed.count("\n  2026") == 1, listed
+    out = _build(project).stdout
+    assert SKIPPED not in out, out
+    assert ": 1 test run imported from 1 file, no line rejected" in out.splitlines()[-1], out
+    assert (passed(up), passed(down)) == (False, True)
+    _cli(project, "reconcile", "--problems")  # exit 0
+    assert SKIPPED in _build(project).stdout
+
+    # put back by a new file renamed over it (rsync -t), with the logged size and time
+    copy.write_bytes(original)
+    os.utime(copy, ns=(after.st_atime_ns, after.st_mtime_ns))
+    os.replace(copy, results)
+    forced = _build(project, "--force").stdout
+    assert ": 1 test run imported from 1 file, no line rejected" in forced.splitlines()[-1]
+    assert (passed(up), passed(down)) == (True, False)
 
 
 def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ MODULES = [
     "skillwalker_py",
     "skillwalker_py.analytics",
     "skillwalker_py.cli.common",
+    "skillwalker_py.cli.progress",
     "skillwalker_py.config",
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from skillwalker_py.build import ingest
 from skillwalker_py.errors import InvalidRunIdError
+from skillwalker_py.markers import clear_reevaluated, mark_reevaluated
 
 RUN_A = "20260301T090000"
 RUN_B = "20260302T093700"
@@ -33,24 +36,36 @@ def _write(path: Path, text: str) -> Path:
 LOG_DDL = """
 create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT,
     mtime_ns BIGINT, modified_at TIMESTAMP, key VARCHAR, run_from_path VARCHAR, kind VARCHAR,
-    rows_staged BIGINT, lines_rejected BIGINT, runs VARCHAR[], imported_at TIMESTAMPTZ)
+    rows_staged BIGINT, lines_rejected BIGINT, runs VARCHAR[], imported_at TIMESTAMPTZ,
+    inode UBIGINT, ctime_ns BIGINT, content_hash VARCHAR, listed_runs VARCHAR[]);
+create table rejects (source_table VARCHAR, file VARCHAR, line BIGINT, test_run_id VARCHAR,
+    reason VARCHAR, raw VARCHAR, build_id VARCHAR)
 """
+TEST_RUN = {"table": "test_run", "per_run_file": "test-run.jsonl",
+            "legacy_file": "test-run.jsonl", "log": "log", "rejects": "rejects"}
 
 
 def _plan(con: duckdb.DuckDBPyConnection, out: Path, **extra: object) -> list[tuple[object, ...]]:
-    args = {"table": "test_run", "per_run_file": "test-run.jsonl",
-            "legacy_file": "test-run.jsonl", "output_dir": str(out), "log": "log", **extra}
-    sql = ingest.plan_sql(args)
+    sql = ingest.plan_sql({**TEST_RUN, "output_dir": str(out), **extra})
     return con.execute(f"select kind, key, path from ({sql}) order by kind, key, path").fetchall()
 
 
-def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
-    """Record every pending file as imported (what sw_record_import does)."""
-    sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
-                           "legacy_file": "test-run.jsonl", "output_dir": str(out), "log": "log"})
+def _pending(con: duckdb.DuckDBPyConnection, out: Path,
+             **extra: object) -> list[tuple[object, ...]]:
+    """The plan without its run folders (kind dir)."""
+    return [p for p in _plan(con, out, **extra) if p[0] != "dir"]
+
+
+def _log_everything(con: duckdb.DuckDBPyConnection, out: Path, **args: object) -> None:
+    """Record every file the plan lists as imported (what sw_record_import does: a file
+    read with the hash its scan computed, the marker with its runs, a verified file)."""
+    sql = ingest.plan_sql({**TEST_RUN, "output_dir": str(out), **args})
     con.execute(
-        f"insert into log select 'b', 'test_run', path, size, mtime_ns, NULL, "
-        f"key, run_from_path, kind, 0, 0, [], now() from ({sql}) where kind <> 'dir'"
+        f"insert into log select 'b', source_table, path, size, mtime_ns, NULL, key, "
+        f"run_from_path, kind, 0, 0, [], now(), inode, ctime_ns, "
+        f"case when kind = 'rows' then sw_content_hash(path) else content_hash end, listed_runs "
+        f"from (select *, {args.get('table', 'test_run')!r} as source_table from ({sql})) "
+        f"where kind in ('rows', 'marker', 'verified')"
     )
 
 
@@ -58,6 +73,7 @@ def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
 def con() -> duckdb.DuckDBPyConnection:
     c = duckdb.connect()
     c.execute(LOG_DDL)
+    ingest.add_plan_functions(c)
     return c
 
 
@@ -76,33 +92,74 @@ def test_plan_reads_new_files_then_only_what_changed(
         ("rows", "legacy", str(legacy)),
     ]
     _log_everything(con, out)
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+    assert _plan(con, out) == []  # no run folder either: the single file is not read
     # a line appended: the size changes, the file is read again, nothing else
     with open(a, "a", encoding="utf-8") as fh:
         fh.write("{}\n")
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == [("rows", RUN_A, str(a))]
-    # the same size and modification time (to the nanosecond) as logged: not read
+    assert _plan(con, out) == [("rows", RUN_A, str(a))]
+
+
+def test_plan_reads_a_file_recreated_with_the_same_size_and_time(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """A file re-created with the size and modification time the log has (``cp -p``,
+    ``rsync -t``: results flipped inside) has another inode or change time: its content
+    hash is compared, and it is read. A file whose inode or change time moved with the
+    same content (a chmod, a hard link) is logged again once, not read."""
+    out = tmp_path / "out"
+    a = _write(out / "runs" / RUN_A / "test-run.jsonl", '{"passed": true}\n')
+    b = _write(out / "runs" / RUN_B / "test-run.jsonl", '{"passed": true}\n')
     _log_everything(con, out)
-    st = os.stat(a)
-    a.write_text("[]\n{}\n", encoding="utf-8")
-    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
-    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == [("rows", RUN_A, str(a))]
+    assert _pending(con, out) == []
+    # cp -p of a copy with another content of the same size over the file
+    copy = _write(tmp_path / "copy.jsonl", '{"passed": fals}\n')
+    assert copy.stat().st_size == a.stat().st_size
+    os.utime(copy, ns=(a.stat().st_atime_ns, a.stat().st_mtime_ns))
+    shutil.copy2(copy, a)  # cp -p: same size, same modification time, new content
+    assert (a.stat().st_size, a.stat().st_mtime_ns) == (
+        copy.stat().st_size, copy.stat().st_mtime_ns)
+    os.chmod(b, 0o600)  # b: only its change time moves
+    assert _pending(con, out) == [("rows", RUN_A, str(a)), ("verified", RUN_B, str(b))]
+    _log_everything(con, out)
+    assert _pending(con, out) == []
+    # the same for a rsync -t (a new file renamed over the old one: a new inode)
+    new = _write(tmp_path / "new.jsonl", '{"passed": true}\n')
+    os.utime(new, ns=(a.stat().st_atime_ns, a.stat().st_mtime_ns))
+    os.replace(new, a)
+    assert _pending(con, out) == [("rows", RUN_A, str(a))]
+    # a rebuild reads every file and hashes none of them again
+    assert [p[0] for p in _pending(con, out, full=True)] == ["rows", "rows"]
+
+
+def test_plan_trusts_files_logged_before_the_hash_then_records_it(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """Rows of a lake logged before the import log had inodes and hashes (NULL) compare by
+    size and modification time; such files are logged again with their hash, once."""
+    out = tmp_path / "out"
+    a = _write(out / "runs" / RUN_A / "test-run.jsonl", "{}\n")
+    _log_everything(con, out)
+    con.execute("update log set inode = NULL, ctime_ns = NULL, content_hash = NULL")
+    assert _pending(con, out) == [("verified", RUN_A, str(a))]
+    _log_everything(con, out)
+    assert _pending(con, out) == []
 
 
 def test_plan_keeps_the_run_folders_of_pruned_runs(
     con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
     """A run imported from its folder stays a folder run after the folder is deleted,
-    so its lines in the legacy file never replace it."""
+    so its lines in the seed's single file never replace it (the run folders are listed
+    when that file is read)."""
     out = tmp_path / "out"
     folder = out / "runs" / RUN_A
     _write(folder / "test-run.jsonl", "{}\n")
     _log_everything(con, out)
     (folder / "test-run.jsonl").unlink()
     folder.rmdir()
-    assert _plan(con, out) == [("dir", RUN_A, None)]
+    assert _plan(con, out) == []
+    legacy = _write(out / "test-run.jsonl", "{}\n")
+    assert _plan(con, out) == [("dir", RUN_A, None), ("rows", "legacy", str(legacy))]
 
 
 def test_plan_replace_run_ids_and_the_marker(
@@ -111,20 +168,57 @@ def test_plan_replace_run_ids_and_the_marker(
     out = tmp_path / "out"
     a = _write(out / "runs" / RUN_A / "test-run.jsonl", "{}\n")
     b = _write(out / "runs" / RUN_B / "test-run.jsonl", "{}\n")
+    c = _write(out / "runs" / RUN_C / "test-run.jsonl", "{}\n")
     _log_everything(con, out)
     rows = [p for p in _plan(con, out, replace_run_ids=[RUN_B]) if p[0] == "rows"]
     assert rows == [("rows", RUN_B, str(b))]
     with pytest.raises(InvalidRunIdError):
         _plan(con, out, replace_run_ids=["not-a-run"])
-    # a changed marker forces its runs once; the marker itself is logged like a file
-    marker = _write(out / ".re-evaluated-runs.json", json.dumps([RUN_A]))
-    plan = [p for p in _plan(con, out) if p[0] != "dir"]
-    assert plan == [("marker", "legacy", str(marker)), ("rows", RUN_A, str(a))]
+    # a changed marker forces the runs added to it; the marker is logged with its runs
+    marker = out / ".re-evaluated-runs.json"
+    mark_reevaluated(out, [RUN_A])
+    assert _pending(con, out) == [("marker", "legacy", str(marker)), ("rows", RUN_A, str(a))]
     _log_everything(con, out)
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == []
+    assert _pending(con, out) == []
+    # one more run marked: only it is read again, not every run ever listed
+    assert mark_reevaluated(out, [RUN_C]) == [RUN_A, RUN_C]
+    assert _pending(con, out) == [("marker", "legacy", str(marker)), ("rows", RUN_C, str(c))]
+    _log_everything(con, out)
+    # the marker rewritten with the same runs (a new inode, maybe the same size and
+    # time): logged again, nothing read
+    clear_reevaluated(out, [RUN_C])
+    mark_reevaluated(out, [RUN_C])
+    assert _pending(con, out) == [("marker", "legacy", str(marker))]
+    _log_everything(con, out)
+    # another output folder building into the same lake (a team's: each machine has its
+    # own) has its own marker: each is compared with its own last import
+    other = tmp_path / "other"
+    _write(other / "runs" / RUN_A / "test-run.jsonl", "{}\n")
+    mark_reevaluated(other, [RUN_B])
+    _log_everything(con, other)
+    assert _pending(con, other) == []
+    assert _pending(con, out) == []
     # a broken marker forces nothing and fails nothing
-    _write(out / ".re-evaluated-runs.json", "[not json")
-    assert [p[0] for p in _plan(con, out) if p[0] != "dir"] == ["marker"]
+    _write(marker, "[not json")
+    assert [p[0] for p in _pending(con, out)] == ["marker"]
+
+
+def test_plan_drops_the_rejected_lines_of_files_no_longer_there(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """Rejected lines of a file of this table under the output folder that is gone (renamed
+    away, deleted) are dropped by the next build of the table (kind gone); those of another
+    table, or of a file outside the output folder (another writer's), stay."""
+    out = tmp_path / "out"
+    kept = _write(out / "runs" / RUN_A / "test-run.jsonl", "x\n")
+    gone = str(out / "runs" / RUN_B / "test-run.jsonl")
+    con.execute(
+        "insert into rejects values ('test_run', ?, 1, NULL, 'r', 'x', 'b'), "
+        "('test_run', ?, 1, NULL, 'r', 'x', 'b'), ('test_run', ?, 2, NULL, 'r', 'x', 'b'), "
+        "('test_config', ?, 1, NULL, 'r', 'x', 'b'), ('test_run', '/elsewhere/f.jsonl', 1, NULL, "
+        "'r', 'x', 'b')", [str(kept), gone, gone, gone])
+    _log_everything(con, out)
+    assert _pending(con, out) == [("gone", "legacy", gone)]
 
 
 def test_plan_documents_name_their_run(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
@@ -133,7 +227,8 @@ def test_plan_documents_name_their_run(con: duckdb.DuckDBPyConnection, tmp_path:
     _write(out / "scil-summary" / "notes.txt", "stray")
     _write(tmp_path / "oXu't" / "scil-summary" / f"{RUN_A}.json", "{}")
     sql = ingest.plan_sql({"table": "scil_summary", "document_dir": "scil-summary",
-                           "output_dir": str(out), "log": "log", "full": True})
+                           "output_dir": str(out), "log": "log", "rejects": "rejects",
+                           "full": True})
     rows = con.execute(f"select kind, key, run_from_path, path, regular from ({sql})").fetchall()
     assert rows == [("rows", RUN_C, RUN_C, str(doc), True)]
 
@@ -147,14 +242,14 @@ def test_plan_reports_what_is_not_a_regular_file_once(
     (out / "runs" / RUN_B / "test-run.jsonl").symlink_to(tmp_path / "nowhere")  # dangling
     _write(out / "runs" / "README.txt", "not a run")
     sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
-                           "output_dir": str(out), "log": "log"})
+                           "output_dir": str(out), "log": "log", "rejects": "rejects"})
     plan = con.execute(
         f"select key, size is null, regular from ({sql}) where kind = 'rows' order by key"
     ).fetchall()
     # the directory has a size, the dangling link none; neither is a regular file
     assert plan == [(RUN_A, False, False), (RUN_B, True, False)]
     _log_everything(con, out)
-    assert [p for p in _plan(con, out) if p[0] != "dir"] == []  # reported once, not every build
+    assert _pending(con, out) == []  # reported once, not every build
 
 
 # --------------------------------------------------------------------------- sanitize
@@ -286,6 +381,79 @@ def test_scan_of_what_is_not_a_regular_file_counts_one_line(tmp_path: Path) -> N
     out = ingest.scan_lines({"files": paths, "out_dir": str(tmp_path / "s")})
     found = [json.loads(x) for x in Path(out["counts"]).read_text().splitlines()]
     assert [(f["path"], f["lines"], f["bytes"]) for f in found] == [(p, 1, None) for p in paths]
+
+
+def test_a_file_that_cannot_be_read_is_rejected_and_not_logged(tmp_path: Path) -> None:
+    """A regular file the scan cannot open (gone since the plan listed it; permission
+    denied: tests/reliability/test_bad_input.py drives that through the command) is
+    reported unreadable, and sanitize rejects it with the reason, as one line without a
+    number; what is not a regular file keeps its own reason (and is logged: sw_stage)."""
+    gone = str(tmp_path / "gone.jsonl")
+    folder = tmp_path / "dir.jsonl"
+    folder.mkdir()
+    scan = ingest.scan_lines({"files": [gone, str(folder)], "out_dir": str(tmp_path / "s")})
+    assert scan["unreadable"] == [gone]
+    counts = [json.loads(x) for x in Path(scan["counts"]).read_text().splitlines()]
+    assert [(c["unreadable"], c["hash"]) for c in counts] == [(True, None), (False, None)]
+    for kind in ("jsonl", "document"):
+        out = ingest.sanitize({"files": [{"path": gone, "key": RUN_A},
+                                         {"path": str(folder), "key": RUN_B}],
+                               "out_dir": str(tmp_path / kind), "kind": kind})
+        rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
+        assert [(r["file"], r["line"], r["reason"]) for r in rejects] == [
+            (gone, None, "cannot read the file: removed while the build read it (not imported; "
+                         "the next build tries it again)"),
+            (str(folder), None, "not a regular file (a directory, a broken or looping symlink)"),
+        ], kind
+
+
+def test_scan_hashes_what_it_counts(tmp_path: Path) -> None:
+    """The scan's hash is the file's sha256, as the plan's sw_content_hash computes it."""
+    data = b'{"a": 1}\n' * 1000
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    doc = _write(tmp_path / "d.json", '{"a": 1}')
+    for kind, p in (("jsonl", path), ("document", doc)):
+        scan = ingest.scan_lines({"files": [str(p)], "out_dir": str(tmp_path / kind), "kind": kind})
+        (found,) = [json.loads(x) for x in Path(scan["counts"]).read_text().splitlines()]
+        assert found["hash"] == hashlib.sha256(p.read_bytes()).hexdigest() == \
+            ingest.content_hash(str(p))
+    assert ingest.content_hash(str(tmp_path)) is None  # a directory
+    assert ingest.content_hash(str(tmp_path / "missing")) is None
+
+
+_HOLD_SCRATCH = """
+import sys, time
+from skillwalker_py.build import ingest
+print(ingest._scratch_dir(), flush=True)
+time.sleep(60)
+"""
+
+
+def test_scratch_folders_of_killed_builds_are_removed_not_those_of_running_ones(
+        tmp_path: Path) -> None:
+    """A process's scratch folder holds its lock until the process ends: a killed build's
+    is removed by the next process's first scratch folder, a running one's never."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    running = subprocess.Popen([sys.executable, "-c", _HOLD_SCRATCH], stdout=subprocess.PIPE,
+                               text=True, env=env)
+    killed = subprocess.Popen([sys.executable, "-c", _HOLD_SCRATCH], stdout=subprocess.PIPE,
+                              text=True, env=env)
+    try:
+        assert running.stdout is not None and killed.stdout is not None
+        alive = Path(running.stdout.readline().strip()).parent
+        dead = Path(killed.stdout.readline().strip()).parent
+        killed.kill()
+        killed.wait()
+        old = tmp_path / f"{ingest.SCRATCH_PREFIX}old"  # an older version's: no lock file
+        old.mkdir()
+        assert alive.name.startswith(ingest.SCRATCH_PREFIX) and dead.is_dir()
+        assert ingest.remove_abandoned_scratch(str(tmp_path)) == [str(dead)]
+        assert alive.is_dir() and old.is_dir() and not dead.exists()
+    finally:
+        for proc in (running, killed):
+            proc.kill()
+            proc.wait()
 
 
 # --------------------------------------------------------------------------- lock

@@ -109,6 +109,23 @@ def in_background(loops: Sequence[Loop]) -> Iterator[None]:
             t.join(timeout=60)
 
 
+def without_dac_override() -> list[str]:
+    """A command prefix under which file permissions hold for this process too: as root,
+    ``setpriv`` drops the capabilities that let root read any file (CAP_DAC_OVERRIDE,
+    CAP_DAC_READ_SEARCH), so that a file with mode 000 cannot be opened; nothing for any
+    other user (the permissions hold already). Skips the test when root has no setpriv."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        import pytest
+
+        pytest.skip("running as root without setpriv: a file cannot be made unreadable")
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+
+
 DEFAULT_THREADS = {"SKILLWALKER_THREADS": ""}
 """``extra_env`` of a project whose builds use DuckDB's default thread count (the suite's
 use one: tests/conftest.py); a clean reference build so built, the comparisons with it
@@ -124,6 +141,8 @@ class Project(DbtProject):
 
     output: Path | None = None
     logs: list[Path] = field(default_factory=list)
+    command_prefix: list[str] = field(default_factory=list)
+    """Words put before every build's command (e.g. :data:`WITHOUT_DAC_OVERRIDE`)."""
 
     @property
     def output_dir(self) -> Path:
@@ -152,6 +171,7 @@ class Project(DbtProject):
         if not cli:
             args = self.build_args(args)
         argv = [str(CLI), command, "--verbose", *args] if cli else self.dbt_command("build", *args)
+        argv = [*self.command_prefix, *argv]
         with open(log, "wb") as fh:
             proc = subprocess.Popen(
                 argv, env=env, cwd=self.root, stdout=fh, stderr=subprocess.STDOUT,

@@ -42,7 +42,7 @@ from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from ._harness import Project, failure_summary
+from ._harness import Project, failure_summary, without_dac_override
 from ._oracle import CONTRACT, classify
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,6 +63,8 @@ TZ_RUN = "20260407T000000"
 LEGACY_RUN = "20260408T000000"
 HUGE_RUN = "20260420T000000"
 BIG_OK_RUN = "20260421T000000"
+UNREADABLE_RUN = "20260409T000000"
+RENAMED_RUN = "20260410T000000"
 HUGE = 260 * 2**20
 BIG = 30 * 2**20
 
@@ -406,6 +408,52 @@ def huge_input(inp: Input) -> Path:
     return path
 
 
+def unreadable_input(output: Path) -> Path:
+    """A run whose test-run.jsonl the build cannot open (mode 000; the builds run without
+    root's DAC override): its other files import, it is rejected; made readable again
+    after the first build. Outside :class:`Input`: it is rejected by the first build only."""
+    run_dir = output / "runs" / UNREADABLE_RUN
+    run_dir.mkdir(parents=True)
+    (run_dir / "test-config.jsonl").write_bytes(
+        b"".join(line(config_line(UNREADABLE_RUN, c)) + b"\n" for c in ("u-a", "u-b")))
+    path = run_dir / "test-run.jsonl"
+    path.write_bytes(
+        b"".join(line(result_event(UNREADABLE_RUN, c)) + b"\n" for c in ("u-a", "u-b")))
+    path.chmod(0)
+    return path
+
+
+def renamed_input(output: Path) -> Path:
+    """A run's test-results.jsonl with a bad line, renamed away after the first build (as a
+    user sets a file aside): the second build drops its rejected line."""
+    path = output / "runs" / RENAMED_RUN / "test-results.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(line(result_row(RENAMED_RUN, "n-a", 0)) + b"\nnot json\n")
+    (path.parent / "test-config.jsonl").write_bytes(line(config_line(RENAMED_RUN, "n-a")) + b"\n")
+    return path
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """What the builds made of :func:`unreadable_input` and :func:`renamed_input`."""
+
+    file: Path
+    first_rejects: list[tuple[Any, ...]]
+    """Its rows of rejected_lines after the first build: (table, line, test_run_id, reason)."""
+    first_logged: int
+    """Its rows of the import log after the first build."""
+    first_rows: dict[str, int]
+    """Rows of its run per table after the first build."""
+    renamed: Path
+    renamed_rejects_first: int
+    renamed_rejects_second: int
+
+
+def _rows_of(project: Project, run: str) -> dict[str, int]:
+    return {t: project.query(f"select count(*) from {t} where test_run_id = ?", [run])[0][0]
+            for t in ("test_config", "test_run")}
+
+
 # --------------------------------------------------------------------------- checks
 
 
@@ -480,6 +528,7 @@ class Built:
     """(file, line, reason) of every rejected line after the second build."""
     hidden: list[str]
     """What of the sample's runs is not visible after the second build ([] when all is)."""
+    unreadable: Unreadable
 
     def rows(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return self.project.query(sql, params)
@@ -531,6 +580,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         write(inp)
     bom_file = bom_input(inp)
     huge_file = huge_input(inp)
+    unreadable = unreadable_input(project.output_dir)
+    renamed = renamed_input(project.output_dir)
+    project.command_prefix = without_dac_override()
     outputs = []
     code, out = project.run_build(check=False, extra_env=BUILD_ENV, cli=True)
     assert code == 0, f"the first build failed:\n{failure_summary(out)}"
@@ -538,6 +590,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     readable = views_and_queries_work(project)
     first = project.query("select test_case from test_run where test_run_id = ? order by 1",
                           [BOM_RUN])
+    first_rejects = project.query(
+        "select source_table, line, test_run_id, reason from rejected_lines where file = ?",
+        [str(unreadable)])
+    (first_logged,), = project.query(
+        "select count(*) from sw_import_log where file = ?", [str(unreadable)])
+    first_rows = _rows_of(project, UNREADABLE_RUN)
+    (renamed_first,), = project.query("select count(*) from rejected_lines where file = ?",
+                                      [str(renamed)])
+    unreadable.chmod(0o644)  # fixed: the next build imports it
+    renamed.rename(renamed.with_name("test-results.jsonl.bak"))
     # a writer killed mid-line after the first build: the file is read again line by line
     with open(bom_file, "ab") as fh:
         fh.write(line(result_event(BOM_RUN, "b-torn"))[:50])
@@ -547,8 +609,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     outputs.append(out)
     readable += views_and_queries_work(project)
     rejected = project.query("select file, line, reason from rejected_lines")
+    (renamed_second,), = project.query("select count(*) from rejected_lines where file = ?",
+                                       [str(renamed)])
     yield Built(project, sample, inp, outputs, bom_file, huge_file, first, readable,
-                [(f, n, r) for f, n, r in rejected], hidden_sample_runs(project, sample))
+                [(f, n, r) for f, n, r in rejected], hidden_sample_runs(project, sample),
+                Unreadable(unreadable, first_rejects, first_logged, first_rows, renamed,
+                           renamed_first, renamed_second))
 
 
 # --------------------------------------------------------------------------- the cases
@@ -1032,6 +1098,38 @@ def _check_random_import(project: Project, expected: dict[str, Verdicts],
 
 
 # --------------------------------------------------------------------------- huge lines
+
+
+def test_a_file_that_cannot_be_read_is_rejected_and_read_by_the_next_build(
+        built: Built) -> None:
+    """A test-run.jsonl the build cannot open (permission denied) does not fail the build:
+    it is a rejected line (file, no line number, the reason), the run's other files are
+    imported, it is not logged as imported; the next build, once it is readable, imports it
+    and its rejected line goes."""
+    built.check_build()
+    u = built.unreadable
+    assert u.first_rejects == [("test_run", None, None, (
+        "cannot read the file: Permission denied (not imported; the next build tries it "
+        "again)"))]
+    assert u.first_logged == 0
+    assert u.first_rows == {"test_config": 2, "test_run": 0}
+    assert _rows_of(built.project, UNREADABLE_RUN) == {"test_config": 2, "test_run": 2}
+    assert built.rows("select count(*) from rejected_lines where file = ?", str(u.file)) \
+        == [(0,)]
+    assert "cannot read" not in "".join(r for _f, _n, r in built.rejected_lines)
+
+
+def test_rejected_lines_of_a_file_renamed_away_go_with_it(built: Built) -> None:
+    """rejected_lines lists the bad lines of the files in the output folder: a file renamed
+    away takes its rejected lines with it at the next build that reads its table; the import
+    log keeps what its last read rejected (import_reconciliation)."""
+    u = built.unreadable
+    assert (u.renamed_rejects_first, u.renamed_rejects_second) == (1, 0)
+    assert built.rows(
+        "select lines_read, lines_imported, lines_rejected from import_reconciliation "
+        "where file = ?", str(u.renamed)) == [(2, 1, 1)]
+    assert built.rows("select count(*) from test_results where test_run_id = ?",
+                      RENAMED_RUN) == [(1,)]  # the lake keeps the run
 
 
 def test_lines_up_to_256_mb_never_fail_the_build(built: Built) -> None:

@@ -148,8 +148,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CrashRig]:
     before = relations(lanes[0].work.lake_dir)
     assert relations(lanes[1].work.lake_dir) == before
 
-    # Then everything arrives (copy2 keeps the size and mtime of run 0's files:
-    # unchanged for the importer).
+    # Then everything arrives (copy2 keeps the size and mtime of run 0's files, and their
+    # content: the importer hashes them, as their change time moved, and reads them no more).
     shutil.copytree(full, output, dirs_exist_ok=True)
     # A clean build of everything into a fresh lake (the reference) and, at the same time
     # (two builds at once, as the lanes run), the build the scenarios kill, uninterrupted:

@@ -20,6 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,9 +33,10 @@ import pytest
 from integration.scenarios import head_connection
 
 from skillwalker_py.build.ingest import RAW_TEXT_LIMIT
+from skillwalker_py.jsonl import append_jsonl
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from ._harness import Project
+from ._harness import CLI, Project
 from ._oracle import Expected, expected_import
 
 LEGACY_START = "20260310T090000"
@@ -430,3 +434,53 @@ def test_a_lake_from_before_the_line_counts_upgrades(imported: Imported, tmp_pat
     new = [r for r in rows if f"/runs/{later.run_ids[0]}/" in r[0]]
     assert old and all(r[1:] == (None, None) for r in old), old
     assert new and all(r[1] > 0 and r[2] is True for r in new), new
+
+
+def test_a_file_appended_to_during_a_build_is_healed_by_the_next(tmp_path: Path) -> None:
+    """A writer appends result events to a run's test-run.jsonl while a build reads it: the
+    build's reconciliation rows for that file are marked changed_during_read; the next
+    build (the writer done) reads the file again, its rows supersede the earlier ones
+    (superseded_by), the lake holds every result, and ``reconcile --problems``, a CI gate,
+    exits 0 instead of failing for good on a race that healed."""
+    project = Project(tmp_path / "project")
+    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=2, evals=1,
+                             payload_kb=1, include_loops=False)
+    (run,) = sample.run_ids
+    stream = project.output_dir / "runs" / run / "test-run.jsonl"
+    result = _first_result(stream)
+    stop = threading.Event()
+    appended: list[int] = []
+
+    def write() -> None:  # whole lines, as skillwalker_py.jsonl's writer appends them
+        while not stop.is_set():
+            append_jsonl(stream, [_with(result, test_case=f"w-{len(appended)}")])
+            appended.append(1)
+            time.sleep(0.001)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        project.run_build(cli=True)
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+    first = project.query(
+        "select build_id, source_table, changed_during_read from import_reconciliation "
+        "where file = ? order by source_table", [str(stream)])
+    assert appended and [r[1:] for r in first] == [("test_run", True), ("tool_calls", True)]
+    project.run_build(cli=True)
+    rows = project.query(
+        "select build_id, source_table, is_reconciled, changed_during_read, superseded_by "
+        "from import_reconciliation where file = ? order by source_table", [str(stream)])
+    (one,) = {r[0] for r in first}
+    (second,) = {r[0] for r in rows} - {one}
+    assert [(r[1], r[4]) for r in rows if r[0] == one] == [("test_run", second),
+                                                          ("tool_calls", second)]
+    assert [r[1:] for r in rows if r[0] == second] == [("test_run", True, False, None),
+                                                       ("tool_calls", True, False, None)]
+    cases = {c for (c,) in project.query("select test_case from test_run where test_run_id = ?",
+                                         [run])}
+    assert {f"w-{i}" for i in range(len(appended))} <= cases
+    cli = subprocess.run([str(CLI), "reconcile", "--problems"], env=project.env(),
+                         cwd=project.root, capture_output=True, text=True, timeout=120)
+    assert (cli.returncode, cli.stdout.strip()) == (0, "(no rows)"), cli.stdout + cli.stderr
