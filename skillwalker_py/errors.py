@@ -230,10 +230,14 @@ def split_password(conninfo: str) -> tuple[str, str | None]:
 
 # --------------------------------------------------------------------------- causes
 
-_QUOTED_PATH = r"""(?:"(?P<{0}>[^"]+)"|'(?P<{0}q>[^']+)')"""
+_QUOTED_PATH = r"""(?:"(?P<{0}>/[^"]+)"|'(?P<{0}q>/[^']+)')"""
+"""A file named in a message: an absolute path in quotes."""
 _NO_SPACE = re.compile(
-    r"(?:" + _QUOTED_PATH.format("path") + r".{0,3}?)?(?:No space left on device|"
-    r"Disk quota exceeded)(?:: " + _QUOTED_PATH.format("after") + ")?", re.IGNORECASE)
+    r"(?:" + _QUOTED_PATH.format("path") + r".{0,3}?)?(?P<reason>No space left on device|"
+    r"Disk quota exceeded|database or disk is full)(?:: " + _QUOTED_PATH.format("after")
+    + ")?", re.IGNORECASE)
+"""A full disk: the OS's words (a file DuckDB or Python wrote, often named), or SQLite's
+(the embedded catalog's commit; no file named)."""
 _DENIED = re.compile(
     r"(?:" + _QUOTED_PATH.format("path") + r".{0,3}?)?(?:Permission denied|"
     r"Operation not permitted)(?:: " + _QUOTED_PATH.format("after") + ")?")
@@ -318,7 +322,7 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
         if lake_dir is not None:
             places["the lake"] = Path(lake_dir)
         free = ", ".join(f"{name} {place}: {_free(place)} free" for name, place in places.items())
-        return f"a disk is full (no space left on device; {free}): free space there"
+        return f"a disk is full ({found.group('reason')}; {free}): free space there"
     found = _READ_ONLY_FS.search(text)
     if found is not None:
         where = _path(found) or "a file the build writes"
