@@ -311,6 +311,13 @@ def reading(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Iterator
     command line do; wrap your own SQL on :func:`connect` in it the same way.
     A waiting maintenance goes first (a turnstile), so readers never starve
     it; it lasts about a second. Catalog servers (PostgreSQL) take no lock.
+
+    A reader that holds it longer than the build's ``reader_wait_seconds``
+    (a paused process, a long query of one's own) costs that build its
+    compaction, never its finish (``skillwalker_py.build.plugin``): a build
+    that does not compact rewrites no file an earlier snapshot reads, and its
+    finishing commit is a commit like each model's, which readers of pinned
+    snapshots never needed to be held off from.
     """
     config = LakeConfig.resolve(lake)
     files = config.maintenance_lock_files
