@@ -264,6 +264,10 @@ def _path(match: re.Match[str]) -> str | None:
 
 
 def _free(path: Path) -> str:
+    """The free space of the file system that holds ``path`` (or would: its nearest
+    existing folder)."""
+    while not path.exists() and path.parent != path:
+        path = path.parent
     try:
         free = float(shutil.disk_usage(path).free)
     except OSError:

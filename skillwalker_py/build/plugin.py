@@ -100,7 +100,8 @@ class Plugin(BasePlugin):
         environment; a var of the same name wins)."""
         self.lake: lake.LakeConfig | None = None
         self._end_maintenance: Callable[[], None] | None = None
-        self._lock_error: lock.BuildLockError | None = None
+        self._lock_error: tuple[str, lock.BuildLockError] | None = None
+        """The lock this dbt invocation could not take (its invocation id, the error)."""
         for attachment in getattr(self.creds, "attach", None) or []:
             path = str(getattr(attachment, "path", ""))
             if getattr(attachment, "alias", None) == lake.ALIAS and path == LAKE_PATH:
@@ -136,17 +137,19 @@ class Plugin(BasePlugin):
         made a build wait three times its timeout), its error is raised at once.
         """
         from dbt.flags import get_flags
+        from dbt_common.invocation import get_invocation_id
 
         flags = get_flags()  # type: ignore[no-untyped-call]
         if self.lake is None or getattr(flags, "WHICH", None) not in _WRITERS:
             return
-        if self._lock_error is not None:
-            raise self._lock_error
+        invocation = get_invocation_id()
+        if self._lock_error is not None and self._lock_error[0] == invocation:
+            raise self._lock_error[1]
         try:
             timeout = lock.timeout_seconds(self.lake, self._setting("lock_timeout_seconds"))
             lock.hold(self.lake, timeout=timeout)
         except lock.BuildLockError as exc:
-            self._lock_error = exc
+            self._lock_error = (invocation, exc)
             raise
         # under the lock, before DuckLake attaches it: the lake is created when it does not
         # exist yet (an embedded one: its folder and the SQLite catalog's WAL mode)
