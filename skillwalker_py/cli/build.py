@@ -203,16 +203,13 @@ def _interrupted(signum: int, frame: object) -> None:
 # ----------------------------------------------------------------------------- the lock
 
 
-class _LockFailed(Exception):
-    """The build lock could not be taken (the message is printed): exit 1."""
-
-
 def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], started: float,
-                    *, nothing_changed: str = "") -> None:
+                    *, nothing_changed: str = "") -> bool:
     """Hold the lake's build lock until this process exits, waiting for another build as
     long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.build.lock.hold`: it says
-    whom it waits for, and how long); else print the command's one-line failure (and
-    ``nothing_changed``) and raise :class:`_LockFailed`."""
+    whom it waits for, and how long): True; else print the command's one-line failure
+    (and ``nothing_changed``): False."""
+    lake.threads()  # a bad SKILLWALKER_THREADS: one line before the lock creates the lake folder
     config = lake_config(args, as_of=False)
     try:
         lock.hold(config, timeout=lock.timeout_seconds(config, dbt_vars.get(
@@ -220,7 +217,8 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
     except lock.BuildLockError as exc:
         print(f"{PREFIX} {args.command} failed after {time.monotonic() - started:.1f} s: "
               f"{exc}{nothing_changed}", file=sys.stderr)
-        raise _LockFailed from None
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------- commands
@@ -286,10 +284,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     dbt_vars, more = _given_vars(args, more)
     proj = project_dir()
     config = lake_config(args, as_of=False)
-    try:  # first: a build that waited for another one sees what that one imported
-        hold_build_lock(args, dbt_vars, started)
-    except _LockFailed:
-        return 1
+    if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for
+        return 1  # another one sees what that one imported
     # a var that only says how long to wait never makes a build run dbt
     steering = set(dbt_vars) - {"lock_timeout_seconds", "reader_wait_seconds"}
     may_skip = not (args.force or args.select or more or steering)
@@ -348,9 +344,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         print("skillwalker-data: nothing changed")
         return 1
     dbt_vars = {"rebuild_storage": True}
-    try:
-        hold_build_lock(args, dbt_vars, started, nothing_changed="; nothing changed")
-    except _LockFailed:
+    if not hold_build_lock(args, dbt_vars, started, nothing_changed="; nothing changed"):
         return 1
     return _run_storage_build(args, dbt_vars)
 
@@ -390,10 +384,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
         print("skillwalker-data: nothing changed")
         return 1
     dbt_vars = {"forget_run_ids": runs}
-    try:  # before a file is deleted: the lake forgets the runs whose files are gone
-        hold_build_lock(args, dbt_vars, started,
-                        nothing_changed="; nothing changed (no file deleted)")
-    except _LockFailed:
+    # before a file is deleted: the lake forgets the runs whose files are gone
+    if not hold_build_lock(args, dbt_vars, started,
+                           nothing_changed="; nothing changed (no file deleted)"):
         return 1
     links = {p: os.readlink(p) for p in still if p.is_symlink()}
     build_state.delete_run_files(where.output, runs)
