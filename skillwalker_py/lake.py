@@ -50,6 +50,7 @@ __all__ = [
     "at_build",
     "builds",
     "connect",
+    "describe_process",
     "finished_snapshot",
     "load_extensions",
     "lock_holders",
