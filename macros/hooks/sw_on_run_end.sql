@@ -36,11 +36,13 @@
       {%- set views_changed = "true" -%}
     {%- endif -%}
     {#- whether the build changed what readers see: it read a file (imported or re-imported
-        rows, rejected lines), forgot runs, rebuilt the storage tables, or built the views
+        rows, rejected lines), forgot runs, rebuilt storage tables (var rebuild_storage or
+        rebuild_tables: a dropped table may be built again with fewer rows), or built the views
         from another project or vars. A build that changed nothing reads as the build
         before it: `--as-of previous` passes over it (skillwalker_py.lake.at_build) -#}
     {%- set forgotten = var('forget_run_ids', []) -%}
-    {%- set storage_changed = 'true' if (forgotten | length > 0) or (var('rebuild_storage', false) | as_bool) else 'false' -%}
+    {%- set rebuilt = (var('rebuild_storage', false) | as_bool) or (var('rebuild_tables', []) | length > 0) -%}
+    {%- set storage_changed = 'true' if (forgotten | length > 0) or rebuilt else 'false' -%}
     {%- if not failed_nodes -%}
       {%- do sw_progress({'finishing': true}) -%}
       {#- readers of an embedded lake wait (skillwalker_py.lake.reading) while DuckLake's
