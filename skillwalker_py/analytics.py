@@ -225,7 +225,7 @@ def query_run_across_builds(
             for label, build in (("base", base), ("head", head)):
                 if label == "head":
                     con.execute(f"detach {ALIAS}")
-                    con.execute(head.attach_sql(ALIAS, snapshot=head.snapshot))
+                    head.attach(con, ALIAS, snapshot=head.snapshot)
                     found = con.execute(
                         f"select count(*) from {ALIAS}.main.test_run_status where test_run_id = ?",
                         [run_id],

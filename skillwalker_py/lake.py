@@ -30,16 +30,17 @@ import fcntl
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from skillwalker_py.errors import NotFoundError, SkillwalkerError
+from skillwalker_py.errors import NotFoundError, SkillwalkerError, redact, split_password
 
 __all__ = [
     "ALIAS",
@@ -49,9 +50,11 @@ __all__ = [
     "at_build",
     "builds",
     "connect",
+    "describe_process",
     "extension_files",
     "finished_snapshot",
     "load_extensions",
+    "lock_holders",
     "maintenance_window",
     "open_instance",
     "reading",
@@ -70,7 +73,11 @@ THREADS_ENV = "SKILLWALKER_THREADS"
 
 
 class LakeError(SkillwalkerError):
-    """The lake cannot be opened (a missing extension, a broken catalog, an unknown build)."""
+    """The lake cannot be opened (a missing extension, a broken catalog, an unknown build).
+    Its message never shows a password (:func:`skillwalker_py.errors.redact`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 def _extension_file(module: Any, name: str) -> str:
@@ -142,13 +149,25 @@ class LakeConfig:
     """Where a lake is: its DuckLake catalog and its data path.
 
     ``catalog`` is what follows ``ducklake:`` in an ATTACH (``sqlite:/path``,
-    ``postgres:dbname=...``); ``data_path`` ends with ``/``.
+    ``postgres:dbname=...``); ``data_path`` ends with ``/``. A password in a
+    PostgreSQL catalog string moves to ``password`` as the config is made, so the
+    catalog string never carries it into a message, a log or DuckDB's errors; DuckDB
+    gets it as a temporary secret of its connection (:meth:`secret_sql`).
     """
 
     catalog: str
     data_path: str
     snapshot: int | None = None
     """The snapshot readers attach (None: the last finished build); see :func:`at_build`."""
+    password: str | None = field(default=None, repr=False, compare=False)
+    """The catalog's password, when its catalog string held one."""
+
+    def __post_init__(self) -> None:
+        if self.catalog.startswith(("postgres:", "postgresql:")):
+            catalog, password = split_password(self.catalog)
+            if password is not None:
+                object.__setattr__(self, "catalog", catalog)
+                object.__setattr__(self, "password", password)
 
     @classmethod
     def from_dir(cls, lake_dir: str | os.PathLike[str]) -> LakeConfig:
@@ -183,11 +202,9 @@ class LakeConfig:
         """This lake with ``SKILLWALKER_LAKE_CATALOG`` / ``SKILLWALKER_LAKE_DATA_PATH`` when set."""
         catalog = os.environ.get("SKILLWALKER_LAKE_CATALOG")
         data_path = os.environ.get("SKILLWALKER_LAKE_DATA_PATH")
-        return LakeConfig(
-            catalog=catalog or self.catalog,
-            data_path=(data_path.rstrip("/") + "/") if data_path else self.data_path,
-            snapshot=self.snapshot,
-        )
+        config = replace(self, data_path=(data_path.rstrip("/") + "/") if data_path
+                         else self.data_path)
+        return LakeConfig(catalog, config.data_path, config.snapshot) if catalog else config
 
     @property
     def sqlite_file(self) -> Path | None:
@@ -232,7 +249,7 @@ class LakeConfig:
         try:
             load_extensions(con, self.catalog)
             try:
-                con.execute(self.attach_sql("sw_create", read_only=False))
+                self.attach(con, "sw_create", read_only=False)
             except duckdb.Error:
                 if open_instance(self, "sw_check") is None:
                     raise
@@ -243,6 +260,24 @@ class LakeConfig:
         """False for an embedded lake whose catalog file does not exist yet."""
         sqlite = self.sqlite_file
         return sqlite is None or sqlite.is_file()
+
+    def secret_sql(self) -> str | None:
+        """The statement that gives DuckDB the catalog's password, or None without one: a
+        temporary default ``postgres`` secret of the connection, whose parameters DuckDB's
+        postgres extension adds to the catalog string it connects with (its messages show
+        the string without them). Run it before :meth:`attach_sql`."""
+        if self.password is None:
+            return None
+        return ("CREATE OR REPLACE TEMPORARY SECRET __default_postgres "
+                f"(TYPE postgres, PASSWORD {sql_string(self.password)})")
+
+    def attach(self, con: duckdb.DuckDBPyConnection, alias: str = ALIAS, *,
+               read_only: bool = True, snapshot: int | None = None) -> None:
+        """Attach the lake to ``con`` (:meth:`secret_sql`, then :meth:`attach_sql`)."""
+        secret = self.secret_sql()
+        if secret is not None:
+            con.execute(secret)
+        con.execute(self.attach_sql(alias, read_only=read_only, snapshot=snapshot))
 
     def attach_sql(
         self, alias: str = ALIAS, *, read_only: bool = True, snapshot: int | None = None
@@ -284,6 +319,13 @@ def reading(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Iterator
     command line do; wrap your own SQL on :func:`connect` in it the same way.
     A waiting maintenance goes first (a turnstile), so readers never starve
     it; it lasts about a second. Catalog servers (PostgreSQL) take no lock.
+
+    A reader that holds it longer than the build's ``reader_wait_seconds``
+    (a paused process, a long query of one's own) costs that build its
+    compaction, never its finish (``skillwalker_py.build.plugin``): a build
+    that does not compact rewrites no file an earlier snapshot reads, and its
+    finishing commit is a commit like each model's, which readers of pinned
+    snapshots never needed to be held off from.
     """
     config = LakeConfig.resolve(lake)
     files = config.maintenance_lock_files
@@ -308,16 +350,76 @@ def reading(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Iterator
         os.close(main)
 
 
-def maintenance_window(config: LakeConfig) -> Callable[[], None]:
+def lock_holders(path: Path) -> list[int]:
+    """The other processes that hold a lock on the file ``path`` (their pids), as Linux's
+    ``/proc/locks`` lists them; [] where it cannot tell (no such file, another system)."""
+    try:
+        st = os.stat(path)
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return []
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids: list[int] = []
+    for line in table.splitlines():
+        fields = line.split()  # "1: FLOCK  ADVISORY  READ 2115 fe:00:2156498 0 EOF"
+        if len(fields) >= 6 and fields[1] != "->" and fields[5] == key:
+            pid = int(fields[4]) if fields[4].lstrip("-").isdigit() else 0
+            if pid > 0 and pid != os.getpid() and pid not in pids:
+                pids.append(pid)
+    return pids
+
+
+def describe_process(pid: int) -> str:
+    """``pid N (its command line)``, and ``stopped`` when it is (SIGSTOP, Ctrl-Z)."""
+    text = f"pid {pid}"
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(" ".join(a.decode("utf-8", "replace").split()) for a in argv if a)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return text
+    if command:
+        text += f" ({command if len(command) <= 60 else command[:57] + '...'})"
+    return text + (", stopped" if state in ("T", "t") else "")
+
+
+def maintenance_window(
+    config: LakeConfig, *, timeout: float | None = None, say: Callable[[str], None] | None = None
+) -> Callable[[], None] | None:
     """Take an embedded lake's maintenance lock exclusively (waiting for the readers
     inside :func:`reading` to finish, keeping new ones out); returns its release.
-    The operating system releases it if the process dies."""
+    The operating system releases it if the process dies.
+
+    ``timeout``: seconds to wait for the readers at most (None: as long as they read);
+    None is returned when they still read then (nothing is held). ``say`` is told,
+    once, when the wait begins: which processes hold the lake (:func:`lock_holders`).
+    """
     files = config.maintenance_lock_files
     if files is None:
         return lambda: None
+    deadline = None if timeout is None else time.monotonic() + timeout
     fds = [fd for fd in (_open_lock(files[1]), _open_lock(files[0])) if fd is not None]
-    for fd in fds:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    said = False
+    try:
+        for fd in fds:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= (deadline or 0.0):
+                        for held in fds:
+                            os.close(held)
+                        return None
+                    if not said and say is not None:
+                        holders = [describe_process(p) for p in lock_holders(files[0])]
+                        say("; ".join(holders) or "another process")
+                        said = True
+                    time.sleep(0.1)
+    except BaseException:
+        for held in fds:
+            os.close(held)
+        raise
     _MAINTAINING.add(files[0])
 
     def release() -> None:
@@ -385,7 +487,7 @@ def open_instance(
     try:
         set_threads(con)
         load_extensions(con, config.catalog)
-        con.execute(config.attach_sql(alias, snapshot=snapshot))
+        config.attach(con, alias, snapshot=snapshot)
     except duckdb.InvalidInputException as exc:
         con.close()
         if _NO_LAKE in str(exc):  # a read-only ATTACH never creates a lake
@@ -507,7 +609,7 @@ def _hosted(
     head = _HEADS.get(key)
     if head is None or key in _HOSTED:
         return None
-    head.execute(config.attach_sql(ALIAS, snapshot=snapshot))
+    config.attach(head, ALIAS, snapshot=snapshot)
     _HOSTED.add(key)
     return head
 
@@ -525,7 +627,10 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
 
     ``snapshot_id`` is the snapshot readers attach for that build; it is None
     once the build's snapshot has expired (see ``snapshot_retention_days``):
-    such a build is listed but can no longer be read.
+    such a build is listed but can no longer be read. ``changed`` is False for a
+    build that changed nothing readers see (it read no file, forgot no run, and
+    built no view from another project or vars: e.g. ``build --force`` with nothing
+    new): it reads as the build before it, and ``previous`` passes over it.
     """
     config = LakeConfig.resolve(lake)
     try:
@@ -541,13 +646,16 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
         ).fetchall()}
         if not columns:
             return []
-        # a lake last built before the column counts no loop runs apart (NULL)
+        # a lake last built before a column: no loop runs counted apart (NULL), and
+        # every build read as one that changed what readers see
         loop_runs = "b.loop_runs_imported" if "loop_runs_imported" in columns else "NULL::BIGINT"
+        changed = "coalesce(b.changed, true)" if "changed" in columns else "true"
         cur = con.execute(
             f"""
             select b.build_id, b.command, b.started_at, b.finished_at, b.runs_imported,
                    {loop_runs} as loop_runs_imported,
-                   b.files_read, b.lines_rejected, b.tests_passed, s.snapshot_id
+                   b.files_read, b.lines_rejected, b.tests_passed, s.snapshot_id,
+                   {changed} as changed
             from sw_head.main.sw_builds as b
             left join (
                 select snapshot_id, commit_extra_info ->> '$.build_id' as build_id
@@ -565,7 +673,9 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
 
 def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> LakeConfig:
     """The lake as readers saw it after ``build``: a build id (or a unique prefix of one),
-    ``latest``, ``previous`` (the finished build before the latest), or a snapshot id.
+    ``latest``, ``previous`` (the lake before its latest change: the finished build before
+    the newest one that changed what readers see; builds that changed nothing, see
+    :func:`builds`, read as the build before them), or a snapshot id.
     Digits name the finished build with that snapshot if there is one, else the build
     whose id starts with them (an id is hexadecimal: its start may be all digits).
 
@@ -580,11 +690,18 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     readable = [b for b in listed if b["snapshot_id"] is not None]
     by_snapshot = (next((b for b in readable if b["snapshot_id"] == int(build)), None)
                    if build.isdigit() else None)
-    if build in ("latest", "previous"):
-        index = 0 if build == "latest" else 1
-        if len(readable) <= index:
-            raise LakeError(f"the lake has no {build} build ({len(readable)} readable builds)")
-        chosen = readable[index]
+    if build == "latest":
+        if not readable:
+            raise LakeError("the lake has no latest build (0 readable builds)")
+        chosen = readable[0]
+    elif build == "previous":
+        change = next((i for i, b in enumerate(listed) if b.get("changed", True)), len(listed))
+        before = [b for b in listed[change + 1:] if b["snapshot_id"] is not None]
+        if not before:
+            same = f"; the newest {change} changed nothing" if change else ""
+            raise LakeError(f"the lake has no previous build ({len(readable)} readable "
+                            f"builds{same})")
+        chosen = before[0]
     elif by_snapshot is not None:
         chosen = by_snapshot
     else:
@@ -600,4 +717,4 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
             raise LakeError(
                 f"build {chosen['build_id']} is no longer retained (snapshot_retention_days)"
             )
-    return LakeConfig(config.catalog, config.data_path, snapshot=int(chosen["snapshot_id"]))
+    return replace(config, snapshot=int(chosen["snapshot_id"]))

@@ -5,7 +5,9 @@
     sw_rejected_lines  the rejected lines of the files last read
     sw_builds          one row per finished build; its snapshot is what readers see;
                        views_fingerprint: the project fingerprint the lake's views and
-                       seeds were built from (NULL: unknown, build them again)
+                       seeds were built from (NULL: unknown, build them again);
+                       changed: whether the build changed what readers see (sw_on_run_end;
+                       NULL on rows of builds before the column: read as true)
   and, on a new lake, the target size of its Parquet files.
 -#}
 create table if not exists {{ sw_lake_table('sw_import_log') }} (
@@ -32,8 +34,9 @@ create table if not exists {{ sw_lake_table('sw_builds') }} (
     build_id VARCHAR, command VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
     runs_imported BIGINT, files_read BIGINT, lines_rejected BIGINT,
     full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR,
-    views_fingerprint VARCHAR, loop_runs_imported BIGINT
+    views_fingerprint VARCHAR, loop_runs_imported BIGINT, changed BOOLEAN
 );
 alter table {{ sw_lake_table('sw_builds') }} add column if not exists views_fingerprint VARCHAR;
-alter table {{ sw_lake_table('sw_builds') }} add column if not exists loop_runs_imported BIGINT
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists loop_runs_imported BIGINT;
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists changed BOOLEAN
 {%- endmacro %}

@@ -24,18 +24,34 @@
       {%- do definitions.append(node.unique_id) -%}
     {%- endfor -%}
     {%- set touched = results | selectattr('node.unique_id', 'in', definitions) | list -%}
+    {%- set last_views = "(select views_fingerprint from " ~ sw_lake_table('sw_builds') ~ " order by finished_at desc limit 1)" -%}
     {%- if touched | length == 0 -%}
-      {%- set views_fingerprint = "(select views_fingerprint from " ~ sw_lake_table('sw_builds') ~ " order by finished_at desc limit 1)" -%}
+      {%- set views_fingerprint = last_views -%}
+      {%- set views_changed = "false" -%}
     {%- elif touched | selectattr('status', 'equalto', 'success') | list | length == definitions | length -%}
       {%- set views_fingerprint = "s.project_fingerprint" -%}
+      {%- set views_changed = "s.project_fingerprint is distinct from " ~ last_views -%}
     {%- else -%}
       {%- set views_fingerprint = "NULL" -%}
+      {%- set views_changed = "true" -%}
     {%- endif -%}
+    {#- whether the build changed what readers see: it read a file (imported or re-imported
+        rows, rejected lines), forgot runs, rebuilt storage tables (var rebuild_storage or
+        rebuild_tables: a dropped table may be built again with fewer rows), or built the views
+        from another project or vars. A build that changed nothing reads as the build
+        before it: `--as-of previous` passes over it (skillwalker_py.lake.at_build) -#}
+    {%- set forgotten = var('forget_run_ids', []) -%}
+    {%- set rebuilt = (var('rebuild_storage', false) | as_bool) or (var('rebuild_tables', []) | length > 0) -%}
+    {%- set storage_changed = 'true' if (forgotten | length > 0) or rebuilt else 'false' -%}
     {%- if not failed_nodes -%}
+      {%- do sw_progress({'finishing': true}) -%}
       {#- readers of an embedded lake wait (skillwalker_py.lake.reading) while DuckLake's
-          compaction rewrites files that earlier snapshots read too -#}
-      {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'begin'})) ~ ")") -%}
-      {%- do sw_lake_maintenance() -%}
+          compaction rewrites files that earlier snapshots read too; readers that hold the
+          lake longer than reader_wait_seconds cost this build its compaction ('skipped'),
+          never its finish (the next build compacts) -#}
+      {%- if sw_call('sw_maintenance_window', {'action': 'begin'}) == 'begin' -%}
+        {%- do sw_lake_maintenance() -%}
+      {%- endif -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
       {%- set info = {'build_id': invocation_id} -%}
       {#- what the build imported: test runs and loop runs apart (source meta run_kind),
@@ -57,7 +73,9 @@
                (select count(distinct file) from {{ log }} where build_id = s.build_id and kind = 'rows') as files_read,
                (select count(*) from {{ sw_lake_table('sw_rejected_lines') }} where build_id = s.build_id) as lines_rejected,
                s.full_check as full_tests, {{ 'true' if tests_passed else 'false' }} as tests_passed,
-               s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint
+               s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint,
+               (exists (select 1 from {{ log }} where build_id = s.build_id)
+                or {{ storage_changed }} or {{ views_changed }}) as changed
         from memory.main.sw_build_state as s;
         call {{ target.database }}.set_commit_message('skillwalker', {{ sw_sql_string(sw_finished_message()) }},
                                                       extra_info => {{ sw_sql_string(tojson(info)) }});

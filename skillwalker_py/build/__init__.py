@@ -6,11 +6,14 @@ itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
 - :mod:`.plugin`: the dbt-duckdb plugin named in ``profiles.yml`` (extensions,
   the lake's secret, the build lock, the ``sw_*`` functions);
 - :mod:`.ingest`: which files a build reads, the line-by-line sanitizer, line
-  counts, the build lock (pure functions behind the ``sw_*`` functions);
+  counts (pure functions behind the ``sw_*`` functions);
+- :mod:`.lock`: the build lock (one build of a lake at a time) and how long a build
+  waits, for another build and for readers;
 - :mod:`.state`: what the command asks of the lake before running dbt (skip an
   up-to-date build, the runs a rebuild or forget would touch);
 - :mod:`.conflicts`: the build again after a lost commit race on a shared lake;
 - :mod:`.invocation`: how dbt runs in this package's process (the cycle collector
   paused, dbt's saved parse kept per vars);
-- :mod:`.team_lock`: the build lock of a team's lake (a PostgreSQL advisory lock).
+- :mod:`.team_lock`: the build lock of a team's lake (a table lock in the catalog's
+  PostgreSQL database, which a read-only role cannot take).
 """

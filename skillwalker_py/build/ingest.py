@@ -37,7 +37,6 @@ import re
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,18 +56,14 @@ __all__ = [
     "RAW_TEXT_LIMIT",
     "REJECTED_LINES",
     "SCRATCH_PREFIX",
-    "BuildLockError",
     "ReplaceRunIdsError",
-    "acquire_lock",
     "add_plan_functions",
     "check_replace_run_ids",
     "content_hash",
     "declared_vars",
-    "lock_wait_error",
     "plan_sql",
     "project_fingerprint",
     "project_yaml",
-    "release_locks",
     "remove_abandoned_scratch",
     "sanitize",
     "scan_lines",
@@ -91,10 +86,6 @@ IMPORT_LOG = "lake.main.sw_import_log"
 (macros/hooks/sw_create_lake_tables.sql)."""
 REJECTED_LINES = "lake.main.sw_rejected_lines"
 """The lake table of the rejected lines of the files as last read."""
-
-
-class BuildLockError(SkillwalkerError):
-    """Another build holds the lake's build lock."""
 
 
 class ReplaceRunIdsError(InvalidRunIdError):
@@ -820,13 +811,13 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
     _write_clean(clean, value, path, 1, text)
 
 
-# --------------------------------------------------------------------------- project, lock
+# --------------------------------------------------------------------------- project
 
 
 BUILD_VARS = frozenset({
     "output_dir", "replace_run_ids", "forget_run_ids", "rebuild_storage", "rebuild_tables",
-    "full_tests", "lock_timeout_seconds", "snapshot_retention_days", "file_deletion_delay_hours",
-    "lake_target_file_size",
+    "full_tests", "lock_timeout_seconds", "reader_wait_seconds", "snapshot_retention_days",
+    "file_deletion_delay_hours", "lake_target_file_size",
 })
 """The project's vars that steer a build (what it reads, imports, checks and keeps) but
 never what a view returns. Every other var (``flaky_window``, and any var added later)
@@ -900,54 +891,3 @@ def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The vars the dbt project declares (``vars:`` in dbt_project.yml) with their defaults."""
     spec = project_yaml(Path(project_dir) / "dbt_project.yml")
     return dict(spec.get("vars") or {})
-
-
-_LOCKS: dict[str, int] = {}
-
-
-def lock_wait_error(what: str, holder: str, timeout: float, *, longer: int) -> BuildLockError:
-    """The error of a build that waited ``timeout`` seconds for another build's lock
-    (the flock here, a team lake's advisory lock in :mod:`.team_lock`)."""
-    return BuildLockError(
-        f"another skillwalker build is running on {what} ({holder}); "
-        f"waited {timeout:g} s. Run again when it has finished, or wait longer "
-        f"(SKILLWALKER_LOCK_TIMEOUT={longer})"
-    )
-
-
-def release_locks() -> None:
-    """Release every build lock this process holds (:func:`acquire_lock` keeps each until
-    the process exits): for a process that runs several builds in turn (``dbtRunner``)."""
-    for key in list(_LOCKS):
-        os.close(_LOCKS.pop(key))
-
-
-def acquire_lock(path: str | os.PathLike[str], *, timeout: float, what: str) -> str:
-    """Hold an exclusive ``flock`` on ``path`` until this process exits.
-
-    A second build waits up to ``timeout`` seconds, then raises
-    :class:`BuildLockError` naming the holder. The operating system releases
-    the lock when the holding process exits, even on ``kill -9``.
-    """
-    lock_path = Path(path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    key = str(lock_path.resolve())
-    if key in _LOCKS:
-        return "held"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
-                os.close(fd)
-                raise lock_wait_error(what, holder, timeout, longer=600) from None
-            time.sleep(0.2)
-    os.ftruncate(fd, 0)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    os.pwrite(fd, f"pid {os.getpid()}, started {stamp}".encode(), 0)
-    _LOCKS[key] = fd
-    return "acquired"

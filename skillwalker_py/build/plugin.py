@@ -6,7 +6,8 @@ Enabled in ``profiles.yml``::
       - module: skillwalker_py.build.plugin
 
 A command that writes takes the lake's build lock before dbt
-connects (:meth:`Plugin.update_connection_config`). On the connection dbt
+connects (:meth:`Plugin.update_connection_config`; ``skillwalker-data`` has
+taken it already). On the connection dbt
 opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
 :func:`skillwalker_py.lake.load_extensions`), creates the DuckLake secret the
@@ -27,8 +28,15 @@ registers scalar functions that take and return JSON text:
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
-  maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait),
+  maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait), waiting
+  for the readers that hold it up to ``reader_wait_seconds``
+  (:func:`skillwalker_py.build.lock.reader_wait_seconds`) and saying whom it waits
+  for; returns ``"begin"``, or ``"skipped"`` when readers still held it then (the build
+  then finishes without its compaction: the lock keeps readers away from the files
+  compaction rewrites, and a build that does not compact rewrites none).
   ``{"action": "end"}`` releases it (``on-run-end``, around DuckLake's compaction).
+  On a team's lake, ``begin`` first checks that the build still holds its build lock
+  (:func:`skillwalker_py.build.team_lock.check_held`).
 """
 
 from __future__ import annotations
@@ -43,13 +51,9 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest, team_lock
+from skillwalker_py.build import ingest, lock, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
-LOCK_TIMEOUT = 30.0
-"""Seconds a build waits for another build of an embedded lake, by default."""
-TEAM_LOCK_TIMEOUT = 1800.0
-"""Seconds a build waits for another build of a team's lake (PostgreSQL catalog), by default."""
 LAKE_SECRET = "skillwalker_lake"
 LAKE_PATH = f"ducklake:{LAKE_SECRET}"
 """The profile attaches this: a DuckLake secret made from the environment (:func:`build_lake`)."""
@@ -93,53 +97,62 @@ class Plugin(BasePlugin):
     """Loads the lake's extensions and registers the ``sw_*`` functions."""
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        given = str(plugin_config.get("lock_timeout_seconds") or "").strip()
-        self.lock_timeout: float | None = float(given) if given else None
-        self.lock_file: Path | None = None
+        self.config = plugin_config
+        """``lock_timeout_seconds`` and ``reader_wait_seconds`` (profiles.yml: from the
+        environment; a var of the same name wins)."""
         self.lake: lake.LakeConfig | None = None
         self._end_maintenance: Callable[[], None] | None = None
+        self._lock_error: tuple[str, lock.BuildLockError] | None = None
+        """The lock this dbt invocation could not take (its invocation id, the error)."""
         for attachment in getattr(self.creds, "attach", None) or []:
             path = str(getattr(attachment, "path", ""))
             if getattr(attachment, "alias", None) == lake.ALIAS and path == LAKE_PATH:
                 config = build_lake()
                 self.lake = config
-                self.lock_file = config.lock_file
                 # DuckDB creates the SQLite catalog file but not its folder
                 if config.sqlite_file is not None:
                     config.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
 
+    def _setting(self, name: str) -> object:
+        """A timeout: the var ``name`` when given, else the plugin config's (the
+        environment), else None (:mod:`skillwalker_py.build.lock` has the default)."""
+        from dbt.flags import get_flags
+
+        dbt_vars = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
+        given = dbt_vars.get(name) if isinstance(dbt_vars, dict) else None
+        return given if given is not None else self.config.get(name)
+
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
-        snapshot) takes the lake's build lock, held until the process exits: ``flock``
-        on an embedded lake's ``.build.lock``, a PostgreSQL advisory lock in a team
-        lake's catalog database (:mod:`skillwalker_py.build.team_lock`; builds from
+        snapshot) takes the lake's build lock, held until the process exits
+        (:func:`skillwalker_py.build.lock.hold`: ``flock`` on an embedded lake's
+        ``.build.lock``, a table lock in a team lake's catalog database; builds from
         several machines take turns). The lake is created if it does not exist yet.
 
         Taking it this early matters: dbt reads the lake's relations right after
         connecting, and a second build that waited for the lock must see the tables
         the first one created. The wait is var ``lock_timeout_seconds``, else
-        ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), else 30 s (a team lake: 1800 s,
-        where waiting for another machine's build is the normal case), then a
-        message naming the holder.
+        ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), else the default
+        (:func:`skillwalker_py.build.lock.timeout_seconds`), then a message naming the
+        holder. dbt-duckdb opens its connection again each time dbt asks for one while
+        opening failed: a lock that could not be taken is not waited for again (which
+        made a build wait three times its timeout), its error is raised at once.
         """
         from dbt.flags import get_flags
+        from dbt_common.invocation import get_invocation_id
 
         flags = get_flags()  # type: ignore[no-untyped-call]
         if self.lake is None or getattr(flags, "WHICH", None) not in _WRITERS:
             return
-        dbt_vars = getattr(flags, "VARS", None) or {}
-        given = dbt_vars.get("lock_timeout_seconds") if isinstance(dbt_vars, dict) else None
-        if given is not None:
-            timeout = float(given)
-        elif self.lock_timeout is not None:
-            timeout = self.lock_timeout
-        else:
-            timeout = TEAM_LOCK_TIMEOUT if self.lock_file is None else LOCK_TIMEOUT
-        if self.lock_file is None:  # a catalog server: an advisory lock in its database
-            team_lock.acquire_catalog_lock(self.lake.catalog, timeout=timeout,
-                                           what=team_lock.describe(self.lake.catalog))
-        else:
-            ingest.acquire_lock(self.lock_file, timeout=timeout, what=str(self.lock_file.parent))
+        invocation = get_invocation_id()
+        if self._lock_error is not None and self._lock_error[0] == invocation:
+            raise self._lock_error[1]
+        try:
+            timeout = lock.timeout_seconds(self.lake, self._setting("lock_timeout_seconds"))
+            lock.hold(self.lake, timeout=timeout)
+        except lock.BuildLockError as exc:
+            self._lock_error = (invocation, exc)
+            raise
         # under the lock, before DuckLake attaches it: the lake is created when it does not
         # exist yet (an embedded one: its folder and the SQLite catalog's WAL mode)
         self.lake.prepare()
@@ -148,9 +161,29 @@ class Plugin(BasePlugin):
         if self._end_maintenance is not None:
             self._end_maintenance()
             self._end_maintenance = None
-        if args["action"] == "begin" and self.lake is not None:
-            self._end_maintenance = lake.maintenance_window(self.lake)
-        return str(args["action"])
+        if args["action"] != "begin" or self.lake is None:
+            return str(args["action"])
+        if self.lake.sqlite_file is None:
+            team_lock.check_held(self.lake.catalog)
+        wait = lock.reader_wait_seconds(self._setting("reader_wait_seconds"))
+        where = str(self.lake.sqlite_file.parent) if self.lake.sqlite_file else "the lake"
+
+        def say(holders: str) -> None:
+            print(f"skillwalker: the build's finishing step waits for readers of {where} to "
+                  f"end their queries ({holders}); up to {wait:g} s (reader_wait_seconds, "
+                  f"{lock.READER_WAIT_ENV})", file=sys.stderr, flush=True)
+
+        release = lake.maintenance_window(self.lake, timeout=wait, say=say)
+        if release is None:
+            files = self.lake.maintenance_lock_files
+            pids = lake.lock_holders(files[0]) if files is not None else []
+            holders = "; ".join(lake.describe_process(p) for p in pids) or "another process"
+            print(f"skillwalker: readers still hold {where} after {wait:g} s ({holders}): "
+                  "this build finishes without DuckLake's compaction, which the next build "
+                  "does", file=sys.stderr, flush=True)
+            return "skipped"
+        self._end_maintenance = release
+        return "begin"
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
@@ -158,6 +191,9 @@ class Plugin(BasePlugin):
         lake.set_threads(conn)
         lake.load_extensions(conn, self.lake.catalog if self.lake is not None else None)
         if self.lake is not None:  # what the profile's `ducklake:skillwalker_lake` attaches
+            secret = self.lake.secret_sql()  # the catalog's password, if it has one
+            if secret is not None:
+                conn.execute(secret)
             conn.execute(
                 f"create or replace temporary secret {LAKE_SECRET} (type ducklake, "
                 f"metadata_path {lake.sql_string(self.lake.catalog)}, "

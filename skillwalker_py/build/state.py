@@ -313,8 +313,9 @@ def run_files(output_dir: Path, runs: list[str]) -> list[Path]:
 def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
     """Delete the run folders and summary documents of ``runs`` in ``output_dir``.
 
-    Lines in the single-file layout's shared files are not removed (ValueError
-    names the first such file: edit it by hand). Returns what was deleted.
+    A run folder (or document) that is a symbolic link is removed as a link: what it
+    points to stays. Lines in the single-file layout's shared files are not removed
+    (ValueError names the first such file: edit it by hand). Returns what was deleted.
     """
     shared = [p for p in run_files(output_dir, runs) if p.suffix == ".jsonl"]
     if shared:
@@ -322,7 +323,7 @@ def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
                          "by hand")  # fmt: skip
     deleted = run_files(output_dir, runs)
     for path in deleted:
-        if path.is_dir():
+        if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         else:
             path.unlink()

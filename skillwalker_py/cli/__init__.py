@@ -42,7 +42,7 @@ import duckdb
 from skillwalker_py.cli import build, readers, report
 from skillwalker_py.cli.common import UsageError, project_dir
 from skillwalker_py.cli.output import FORMATS, format_rows
-from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.errors import SkillwalkerError, redact
 
 __all__ = ["COMMAND_MODULES", "build_parser", "format_rows", "main", "project_dir"]
 
@@ -113,10 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except (UsageError, SkillwalkerError) as exc:
-        print(f"skillwalker-data: error: {exc}", file=sys.stderr)
+        print(redact(f"skillwalker-data: error: {exc}"), file=sys.stderr)
         return 2
     except duckdb.CatalogException as exc:
-        first = str(exc).splitlines()[0]
+        first = redact(str(exc).splitlines()[0])
         print(
             f"skillwalker-data: error: the built database lacks a view ({first}); "
             "run `skillwalker-data build`",
@@ -124,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     except duckdb.Error as exc:
-        print(f"skillwalker-data: error: query failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+        first = redact(str(exc).splitlines()[0])
+        print(f"skillwalker-data: error: query failed: {first}", file=sys.stderr)
         return 3
     except BrokenPipeError:
         return 0

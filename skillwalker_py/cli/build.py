@@ -3,8 +3,9 @@
 A build runs dbt in this process through its programmatic API
 (``dbt.cli.main.dbtRunner``) with a callback on dbt's events: the callback
 shows the progress (:class:`Progress`), and dbt's own output appears only
-with ``--verbose``. The build lock is the dbt plugin's, taken before dbt
-connects and held until this process exits (``skillwalker_py.build.plugin``).
+with ``--verbose``. The commands take the lake's build lock first, before they
+look at what is new (:func:`hold_build_lock`), and hold it until this process exits;
+dbt's plugin finds it held (``skillwalker_py.build.plugin``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.build import conflicts, ingest, invocation
+from skillwalker_py.build import conflicts, ingest, invocation, lock
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
-from skillwalker_py.cli.progress import Progress
+from skillwalker_py.cli.progress import PREFIX, Progress
 from skillwalker_py.runid import is_valid_run_id
 
 __all__ = ["register", "validate_vars"]
@@ -37,7 +38,8 @@ __all__ = ["register", "validate_vars"]
 # ----------------------------------------------------------------------------- dbt vars
 
 # The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
-_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
+_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float,
+                                        "reader_wait_seconds": float}
 _RUN_ID_LISTS = ("replace_run_ids", "forget_run_ids")
 
 
@@ -198,6 +200,27 @@ def _interrupted(signum: int, frame: object) -> None:
     os._exit(130)
 
 
+# ----------------------------------------------------------------------------- the lock
+
+
+def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], started: float,
+                    *, nothing_changed: str = "") -> bool:
+    """Hold the lake's build lock until this process exits, waiting for another build as
+    long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.build.lock.hold`: it says
+    whom it waits for, and how long): True; else print the command's one-line failure
+    (and ``nothing_changed``): False."""
+    lake.threads()  # a bad SKILLWALKER_THREADS: one line before the lock creates the lake folder
+    config = lake_config(args, as_of=False)
+    try:
+        lock.hold(config, timeout=lock.timeout_seconds(config, dbt_vars.get(
+            "lock_timeout_seconds")))
+    except lock.BuildLockError as exc:
+        print(f"{PREFIX} {args.command} failed after {time.monotonic() - started:.1f} s: "
+              f"{exc}{nothing_changed}", file=sys.stderr)
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------- commands
 
 
@@ -254,6 +277,7 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    started = time.monotonic()
     where = paths(args)
     _check_output_dir(where.output)
     more = list(args.dbt_args or [])
@@ -262,7 +286,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     dbt_vars, more = _given_vars(args, more)
     proj = project_dir()
     config = lake_config(args, as_of=False)
-    may_skip = not (args.force or args.select or more or dbt_vars)
+    if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for
+        return 1  # another one sees what that one imported
+    # a var that only says how long to wait never makes a build run dbt
+    steering = set(dbt_vars) - {"lock_timeout_seconds", "reader_wait_seconds"}
+    may_skip = not (args.force or args.select or more or steering)
     state = build_state.lake_state(proj, where.output, config, dbt_vars, check_inputs=may_skip)
     if may_skip and state.up_to_date:
         print(
@@ -358,6 +386,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     for table in damaged.tables:
         if table in REBUILT_EMPTY:
             print(f"skillwalker-data: {table} is rebuilt empty: lost {REBUILT_EMPTY[table]}")
+    started = time.monotonic()
     if not _confirm("Rebuild from the output folder?", "rebuild", args):
         print("skillwalker-data: nothing changed")
         return 1
@@ -365,6 +394,8 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     dropped = sorted(set(args.tables) | set(damaged.tables))
     if dropped:
         dbt_vars["rebuild_tables"] = dropped
+    if not hold_build_lock(args, dbt_vars, started, nothing_changed="; nothing changed"):
+        return 1
     seeds = set(dropped) - set(storage) - set(REBUILT_EMPTY)  # loaded again with the views
     return _run_storage_build(args, dbt_vars, keep_views=not seeds)
 
@@ -399,16 +430,29 @@ def cmd_forget(args: argparse.Namespace) -> int:
     print(f"skillwalker-data: forgetting {len(runs)} run(s) from {where.lake}: {', '.join(runs)}")
     if still:
         print(f"skillwalker-data: and deleting their {len(still)} file(s) in {where.output}")
+    started = time.monotonic()
     if not _confirm(f"Remove {len(runs)} run(s) from the lake?", "forget", args):
         print("skillwalker-data: nothing changed")
         return 1
+    dbt_vars = {"forget_run_ids": runs}
+    # before a file is deleted: the lake forgets the runs whose files are gone
+    if not hold_build_lock(args, dbt_vars, started,
+                           nothing_changed="; nothing changed (no file deleted)"):
+        return 1
+    links = {p: os.readlink(p) for p in still if p.is_symlink()}
     build_state.delete_run_files(where.output, runs)
-    code = _run_storage_build(args, {"forget_run_ids": runs})
+    for link, target in links.items():
+        print(f"skillwalker-data: {link} was a link to {target}: removed the link, not what "
+              "it points to")
+    code = _run_storage_build(args, dbt_vars)
     if code == 0:
         left = sorted(set(runs) & build_state.runs_in_lake(config))
         if left:  # pragma: no cover - the build's first step removes them
             raise UsageError(f"the build finished but these runs are still in the lake: {left}")
         print(f"skillwalker-data: forgot {len(runs)} run(s): {', '.join(runs)}")
+    elif still:
+        print(f"{PREFIX} the run(s) are still in the lake, and their files are deleted: run "
+              f"`skillwalker-data forget {' '.join(runs)} --yes` again", file=sys.stderr)
     return code
 
 

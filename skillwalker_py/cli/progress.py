@@ -7,7 +7,10 @@ one per storage table (rows imported, files read, lines rejected, as the
 table commits them to the lake's import log; one for the tables left out, which
 have no file to read), one per failing node, and at
 the end one for the views and one for the data tests. :meth:`Progress.finish`
-prints the summary from the build's row in ``sw_builds``.
+prints the summary from the build's row in ``sw_builds``; a failed build's line
+names the cause and its remedy when dbt's messages tell it (a full disk, too little
+memory, a permission: :func:`skillwalker_py.errors.failure_cause`). No line shows a
+password (:func:`skillwalker_py.errors.redact`).
 
 The figures come from the build itself: the macro ``sw_progress`` logs them
 as a dbt debug event (:data:`PROGRESS_EVENT`) once the table or the build has
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from skillwalker_py.errors import failure_cause, redact
 from skillwalker_py.lake import LakeConfig
 
 __all__ = ["PROGRESS_EVENT", "Progress", "summary"]
@@ -36,9 +40,11 @@ PREFIX = "skillwalker-data:"
 PROGRESS_EVENT = "skillwalker-progress "
 """How the macro ``sw_progress`` (macros/hooks/sw_progress.sql) begins its debug
 log line, before the figures as JSON: ``{"table": ..., "rows": ..., "files": ...,
-"rejected": ...}`` per storage table, ``{"build": {"runs": ..., "loop_runs": ...,
-"files": ..., "rejected": ...}}`` once the build finished: test runs and SCIL/ACIL loop
-runs imported, distinct files read, lines rejected."""
+"rejected": ...}`` per storage table, ``{"finishing": true}`` as the finishing step
+begins (dbt announces its on-run-end hook only once the hook's macro has run),
+``{"build": {"runs": ..., "loop_runs": ..., "files": ..., "rejected": ...}}`` once the
+build finished: test runs and SCIL/ACIL loop runs imported, distinct files read, lines
+rejected."""
 
 
 def _plural(n: int, word: str) -> str:
@@ -134,7 +140,6 @@ class Progress:
                 self.bar.update(1)
         elif name == "LogHookStartLine" and "on-run-end" in event.data.statement:
             self._totals()
-            self._line(f"{PREFIX} finishing: lake maintenance and the build's last commit")
 
     def _result(self, name: str, data: Any) -> None:
         info = data.node_info
@@ -160,7 +165,10 @@ class Progress:
 
     def _figures(self, figures: dict[str, Any]) -> None:
         """A ``sw_progress`` event: a storage table's import, or the finished build."""
-        if "build" in figures:
+        if "finishing" in figures:
+            self._totals()
+            self._line(f"{PREFIX} finishing: lake maintenance and the build's last commit")
+        elif "build" in figures:
             build = figures["build"]
             self.finished = (int(build["runs"]), int(build.get("loop_runs") or 0),
                              int(build["files"]), int(build["rejected"]))
@@ -202,10 +210,12 @@ class Progress:
             print(f"{PREFIX} warning: {problem}", file=sys.stderr)
         failed = self._failures(result)
         if failed:
-            print(f"{PREFIX} build failed after {seconds:.1f} s: {failed}", file=sys.stderr)
+            print(redact(f"{PREFIX} build failed after {seconds:.1f} s: {failed}"),
+                  file=sys.stderr)
             return 1
         self.close()
-        where = self.lake.sqlite_file.parent if self.lake.sqlite_file else self.lake.catalog
+        where = redact(str(self.lake.sqlite_file.parent if self.lake.sqlite_file
+                           else self.lake.catalog))
         if self.finished is None:
             print(f"{PREFIX} build finished in {seconds:.1f} s; readers read {where}")
             return 0
@@ -214,10 +224,14 @@ class Progress:
         return 0
 
     def _failures(self, result: Any) -> str | None:
-        """One line naming what failed, or None when the build succeeded."""
+        """One line naming what failed, and why when the messages say (the cause is often
+        below their first line, or in another node's), or None when the build succeeded."""
+        lake_dir = (self.lake.sqlite_file.parent if self.lake.sqlite_file
+                    else self.lake.data_path)
         if result.exception is not None:
-            return str(result.exception).strip().splitlines()[0] if str(result.exception) \
-                else type(result.exception).__name__  # fmt: skip
+            text = str(result.exception).strip()
+            first = text.splitlines()[0] if text else type(result.exception).__name__
+            return failure_cause(text, lake_dir=lake_dir) or first
         if result.success:
             return None
         bad = [
@@ -227,7 +241,10 @@ class Progress:
         if not bad:
             return "dbt reported a failure (run with --verbose)"
         first = bad[0]
-        message = (first.message or str(first.status)).strip().splitlines()[0]
         more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
         node = f"{first.node.resource_type} {first.node.name}"
+        cause = failure_cause("\n".join(str(r.message or "") for r in bad), lake_dir=lake_dir)
+        if cause is not None:
+            return f"{cause} ({node}{more} failed; --verbose shows dbt's output)"
+        message = (first.message or str(first.status)).strip().splitlines()[0]
         return f"{node}: {message}{more} (--verbose shows dbt's output)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillwalker_py import analytics, queries
@@ -122,7 +122,7 @@ def _pinned(config: LakeConfig) -> tuple[LakeConfig, int] | None:
         con.close()
     assert row is not None
     snapshot = int(row[0])
-    return LakeConfig(config.catalog, config.data_path, snapshot=snapshot), snapshot
+    return replace(config, snapshot=snapshot), snapshot
 
 
 def load_report_data(

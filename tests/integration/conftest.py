@@ -27,7 +27,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest, invocation
+from skillwalker_py.build import ingest, invocation, lock
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.build import leave_out, validate_vars
 from skillwalker_py.cli.common import UsageError
@@ -90,7 +90,7 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
         # dbt-duckdb keeps its DuckDB (and the lake attached to it) for the next invocation
         # with the same profile, and the profile does not name the lake: start afresh
         DuckDBConnectionManager.close_all_connections()  # type: ignore[no-untyped-call]
-        ingest.release_locks()  # the build ends here, not at the end of this process
+        lock.release_locks()  # the build ends here, not at the end of this process
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)

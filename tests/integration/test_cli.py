@@ -498,8 +498,8 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "--vars: flaky_window must be a whole number, not 'abc'"),
         (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
          "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
-         "lake_target_file_size, lock_timeout_seconds, output_dir, rebuild_storage, "
-         "rebuild_tables, replace_run_ids, snapshot_retention_days)"),
+         "lake_target_file_size, lock_timeout_seconds, output_dir, reader_wait_seconds, "
+         "rebuild_storage, rebuild_tables, replace_run_ids, snapshot_retention_days)"),
         (["build", "--", "--vars", "{full_tests: 1}"],
          "--vars: full_tests must be true or false, not 1"),
         (["build", "--vars", "{replace_run_ids: [20260301T090000, nope]}"],

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -350,6 +351,16 @@ def _runs(project: DbtProject) -> set[str]:
         r for (r,) in project.query("select test_run_id from scil_summary")}
 
 
+_HOLD_LOCK = """
+import sys, time
+from skillwalker_py import lake
+from skillwalker_py.build import lock
+lock.hold(lake.LakeConfig.from_dir(sys.argv[1]), timeout=0)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
 def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> None:
     """forget: refuses while the run's files are in the output folder, asks, removes the
     runs' rows in one finished build; the next builds do not import them again."""
@@ -373,6 +384,25 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
         f"skillwalker-data: error: not in the lake {project.lake_dir}: 20200101T000000\n"
     )
 
+    # another build holds the lake: forget waits, then stops before it deletes a file
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(project.lake_dir)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        locked = subprocess.run(
+            [str(CLI), "forget", first, "--delete-files", "--yes"], capture_output=True,
+            env={**project.env(), "SKILLWALKER_LOCK_TIMEOUT": "0"}, text=True, timeout=600,
+            cwd=project.root)  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    assert locked.returncode == 1, locked.stdout + locked.stderr
+    assert locked.stderr.startswith("skillwalker-data: forget failed after ")
+    assert locked.stderr.endswith("; nothing changed "
+                                  "(no file deleted)\n"), locked.stderr
+    assert f"(pid {holder.pid}, started " in locked.stderr
+    assert (project.output_dir / "runs" / first).is_dir()
+
     done = _cli(project, "forget", first, scil, "--delete-files", "--yes")
     assert done.stdout.splitlines()[-1] == f"skillwalker-data: forgot 2 run(s): {first}, {scil}"
     assert VIEWS_KEPT in done.stdout  # its var steers the build only
@@ -388,11 +418,88 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
 
     _build(project, "--force")  # nothing brings them back
     assert _runs(project) == before - {first, scil}
-    # forget the latest run after its files were removed by hand
+    # forget the latest run, whose folder is a symbolic link to a folder elsewhere: the
+    # link goes, what it points to stays (it was a traceback: rmtree refuses links)
     latest = sample.run_ids[-1]
-    shutil.rmtree(project.output_dir / "runs" / latest)
-    _cli(project, "forget", "latest", "--yes")
+    folder, elsewhere = project.output_dir / "runs" / latest, project.root / "kept" / latest
+    elsewhere.parent.mkdir()
+    shutil.move(folder, elsewhere)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    done = _cli(project, "forget", "latest", "--delete-files", "--yes")
+    assert (f"skillwalker-data: {folder} was a link to {elsewhere}: removed the link, not "
+            "what it points to\n") in done.stdout, done.stdout + done.stderr
+    assert done.stderr == ""
+    assert not folder.is_symlink() and not folder.exists()
+    assert (elsewhere / "test-run.jsonl").is_file()
     assert latest not in _runs(project)
+
+
+def _failed_build(project: DbtProject, prefix: Sequence[str] = (), **env: str) -> str:
+    """`skillwalker-data build` that fails: its one line on stderr (there is nothing else)."""
+    proc = subprocess.run(
+        [*prefix, str(CLI), "build"], env={**project.env(), **env}, capture_output=True,
+        text=True, timeout=600, cwd=project.root)  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("skillwalker-data: build failed after "), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    return proc.stderr
+
+
+def _pending(built: Built) -> DbtProject:
+    """The lake of the first build, the output folder of the second: the re-evaluation's
+    results lines wait to be read (a build has a table to import)."""
+    project = built.restore("first")
+    shutil.copytree(built.saved / "second" / "output", project.output_dir, dirs_exist_ok=True)
+    return project
+
+
+def test_a_build_out_of_memory_says_so_and_which_limit_to_raise(built: Built) -> None:
+    """The line named "Runtime Error in model ..."; the cause was two lines below it."""
+    line = _failed_build(_pending(built), SKILLWALKER_MEMORY_LIMIT="50MB")
+    assert ": out of memory (Out of Memory Error: failed to allocate " in line, line
+    assert "raise SKILLWALKER_MEMORY_LIMIT (now 50MB; e.g. 4GB) (model test_results " in line
+
+
+def test_a_build_that_may_not_write_the_lake_names_the_file(built: Built) -> None:
+    project = _pending(built)
+    table = project.lake_dir / "data" / "main" / "test_results"  # new files of the table
+    mode = table.stat().st_mode
+    table.chmod(0o555)
+    # root passes every permission check unless it gives up the capabilities that let it
+    prefix = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
+              "--bounding-set=-dac_override,-dac_read_search", "--"]  # fmt: skip
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions are not enforced")
+    try:
+        line = _failed_build(project, prefix if os.geteuid() == 0 else ())
+    finally:
+        table.chmod(mode)
+    assert f": permission denied on {table}/ducklake-" in line, line
+    assert ".parquet: fix its permission (the build writes the lake folder" in line
+
+
+def test_a_build_on_a_full_disk_says_which_file_it_could_not_write(
+        built: Built, tmp_path: Path) -> None:
+    """A real full file system: the lake on a tmpfs with 8 KiB free (where this machine lets
+    the tests mount one: root, with CAP_SYS_ADMIN)."""
+    project = _pending(built)
+    saved = tmp_path / "lake"
+    shutil.move(project.lake_dir, saved)
+    project.lake_dir.mkdir()
+    used = int(subprocess.run(["du", "-sk", str(saved)], capture_output=True, text=True,
+                              check=True).stdout.split()[0])  # fmt: skip
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={used + 8}k", "tmpfs",
+                              str(project.lake_dir)], capture_output=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        shutil.copytree(saved, project.lake_dir, dirs_exist_ok=True)
+        line = _failed_build(project)
+    finally:
+        subprocess.run(["umount", str(project.lake_dir)], check=True)
+    # SQLite's commit of the catalog ran out of space (or DuckDB's write of a data file)
+    assert "disk is full (" in line and f"{project.lake_dir}" in line, line
+    assert ": free space there (model test_results " in line, line
 
 
 def test_ctrl_c_during_a_build_is_one_line_and_exit_130(project: DbtProject) -> None:

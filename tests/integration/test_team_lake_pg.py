@@ -41,6 +41,8 @@ PG_BIN = Path("/usr/lib/postgresql/15/bin")
 EXECUTIONS_PER_RUN = 4  # evals=2 x tests_per_eval=2
 MODEL_COMMITTED = "OK created sql incremental model main.test_config"
 WAITING = "waiting for another build of the team lake"
+SECRET = "Hunter2-team-lake"
+CLI = Path(sys.executable).with_name("skillwalker-data")
 
 
 def _pg_bin() -> Path | None:
@@ -231,6 +233,11 @@ def team(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Team:
     config, members = _new_lake(postgres, tmp_path_factory, "team_lake", {
         "ada": "20260301T090000", "bob": "20260401T090000", "cy": "20260501T090000"})
     ada, bob, cy = members
+    # Bob's catalog string holds a password (trust authentication accepts any): no output,
+    # log or artefact of his may show it (test_no_output_log_or_artefact_shows_the_password)
+    bob.project.extra_env = {**bob.project.extra_env,
+                             "SKILLWALKER_LAKE_CATALOG": f"{config.catalog} password={SECRET}"}
+    bob.project.dbt_log = True
     expected: dict[str, int] = {}
     for m in members:
         expected.update(_expected_results(m.project.output_dir))
@@ -338,6 +345,131 @@ def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
             con.execute("create table writer.main.not_allowed (x INTEGER)")
     finally:
         con.close()
+
+
+def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_no_output_log_or_artefact_shows_the_password(team: Team) -> None:
+    """A password in SKILLWALKER_LAKE_CATALOG was printed on the build's last line, and
+    DuckDB's errors print the connection string: Bob's build (dbt's output with
+    --verbose, its debug log, its target folder), the read commands, and commands that
+    fail on the catalog (DuckDB's and libpq's errors) never show it."""
+    bob = team.members[1]
+    assert team.codes[0] == 0, team.outputs[0][-3000:]
+    env, root = bob.project.env(), bob.project.root
+    shown = {"bob's build": team.outputs[0]}
+    for args in (["build"], ["builds"], ["attach"], ["summaries"]):
+        proc = _cli(env, *args, cwd=root)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        shown[" ".join(args)] = proc.stdout + proc.stderr
+    assert f"readers see this build in postgres:{team.config.catalog.split(':', 1)[1]}" in \
+        team.outputs[0]  # the lake is named, its password is not
+    missing = {**env, "SKILLWALKER_LAKE_CATALOG": env["SKILLWALKER_LAKE_CATALOG"].replace(
+        "dbname=team_lake", "dbname=no_such_lake")}
+    for args in (["build"], ["summaries"]):
+        proc = _cli(missing, *args, cwd=root)
+        assert proc.returncode != 0 and "no_such_lake" in proc.stderr, proc.stderr
+        shown["failing " + " ".join(args)] = proc.stdout + proc.stderr
+    files = [p for folder in ("target", "logs") for p in (root / folder).rglob("*") if p.is_file()]
+    assert any(p.name == "dbt.log" for p in files) and any(p.name == "run_results.json"
+                                                            for p in files)
+    leaks = [what for what, text in shown.items() if SECRET in text]
+    leaks += [str(p) for p in files if SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+
+
+_HOLD_TEAM_LOCK = """
+import sys, time
+from skillwalker_py import lake
+from skillwalker_py.build import lock, team_lock
+config = lake.LakeConfig(sys.argv[1], "/unused/")
+lock.hold(config, timeout=0)
+conn = team_lock._HELD[team_lock.conninfo(config.catalog)]
+print(" ".join(str(conn.execute(f"show {name}").fetchone()[0]) for name in sys.argv[2:]),
+      flush=True)
+time.sleep(600)
+"""
+_SESSION = ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+            "tcp_user_timeout", "idle_in_transaction_session_timeout")
+
+
+def test_a_build_waits_for_the_lock_as_long_as_its_timeout_once(team: Team) -> None:
+    """SKILLWALKER_LOCK_TIMEOUT=10 was waited three times (fails after 36.9 s): measured from
+    the build's "waiting" line to its exit, within 20 % of 10 s. The lock's session asks
+    the server to probe a silent client after 60 s (a machine that sleeps holds it ~90 s)."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_TEAM_LOCK, team.config.catalog,
+                               *_SESSION], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().split() == ["60", "10", "3", "60000", "0"]
+        cy = team.members[2]
+        build = subprocess.Popen(
+            [str(CLI), "build"], env={**cy.project.env(), "SKILLWALKER_LOCK_TIMEOUT": "10"},
+            cwd=cy.project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert build.stderr is not None
+        said = build.stderr.readline()
+        waiting_from = time.monotonic()
+        code = build.wait(timeout=120)
+        waited = time.monotonic() - waiting_from
+        rest = build.stderr.read()
+        build.stderr.close()
+        assert build.stdout is not None
+        build.stdout.close()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert WAITING in said and "waiting up to 10 s" in said, said
+    assert f"(skillwalker build pid {holder.pid} on " in said
+    assert code == 1 and "waited 10 s" in rest, rest
+    assert 8.0 <= waited <= 12.0, waited
+
+
+def test_a_read_only_role_can_neither_take_nor_hold_off_the_build_lock(team: Team) -> None:
+    """A reader's `select pg_try_advisory_lock(...)` held every build off. The lock is now
+    one only a role that may write the lock's table can take; what a reader may take
+    (ACCESS SHARE: a SELECT, a pg_dump) does not conflict with it."""
+    pg = team.postgres
+    pg.psql("create role lock_reader login")
+    pg.psql("grant connect on database team_lake to lock_reader")
+    pg.psql("grant usage on schema public to lock_reader; "
+            "grant select on all tables in schema public to lock_reader", dbname="team_lake")
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        pg.psql("begin; lock table skillwalker_build_lock in exclusive mode nowait; commit",
+                dbname="team_lake", user="lock_reader")
+    assert "permission denied for table skillwalker_build_lock" in refused.value.stderr
+    reading = subprocess.Popen(
+        [str(pg.bin / "psql"), "-h", "127.0.0.1", "-p", str(pg.port), "-U", "lock_reader",
+         "-d", "team_lake", "-qAt", "-c", "begin; lock table skillwalker_build_lock in access "
+         "share mode; select 'locked', pg_sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while pg.psql("select count(*) from pg_locks where granted and mode = "
+                      "'AccessShareLock' and relation = 'skillwalker_build_lock'::regclass",
+                      dbname="team_lake").strip() != "1":
+            assert time.monotonic() < deadline and reading.poll() is None
+            time.sleep(0.1)
+        taken = subprocess.run(
+            [sys.executable, "-c", "import sys; from skillwalker_py import lake; from "
+             "skillwalker_py.build import lock; print(lock.hold(lake.LakeConfig(sys.argv[1], "
+             "'/unused/'), timeout=0))", team.config.catalog],
+            capture_output=True, text=True, timeout=120)  # fmt: skip
+    finally:
+        reading.kill()
+        reading.wait()
+    assert taken.stdout == "acquired\n", taken.stderr
+    cy = team.members[2]
+    as_reader = {**cy.project.env(),
+                 "SKILLWALKER_LAKE_CATALOG": pg.catalog("team_lake", user="lock_reader")}
+    proc = _cli(as_reader, "build", "--force", cwd=cy.project.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("skillwalker-data: build failed after "), proc.stderr
+    assert ("the role lock_reader may not build the team lake dbname=team_lake "
+            "host=127.0.0.1") in proc.stderr
+    assert "build with a role that may write it (docs/team-lake.md: the builder role)" in \
+        proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(

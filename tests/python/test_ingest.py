@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -455,36 +454,6 @@ def test_scratch_folders_of_killed_builds_are_removed_not_those_of_running_ones(
             proc.kill()
             proc.wait()
 
-
-# --------------------------------------------------------------------------- lock
-
-_HOLD = """
-import sys, time
-from skillwalker_py.build import ingest
-ingest.acquire_lock(sys.argv[1], timeout=0, what="the lake")
-print("locked", flush=True)
-time.sleep(30)
-"""
-
-
-def test_second_build_lock_waits_then_names_the_holder(tmp_path: Path) -> None:
-    lock = tmp_path / "lake" / ".build.lock"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-        start = time.monotonic()
-        expected = rf"another skillwalker build is running on the lake .*pid {holder.pid}"
-        with pytest.raises(ingest.BuildLockError, match=expected):
-            ingest.acquire_lock(lock, timeout=0.5, what="the lake")
-        assert time.monotonic() - start >= 0.5
-    finally:
-        holder.kill()
-        holder.wait()
-    # the OS released the killed holder's lock
-    assert ingest.acquire_lock(lock, timeout=0, what="the lake") == "acquired"
 
 
 def test_project_fingerprint_changes_with_a_model(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import duckdb
@@ -166,6 +167,56 @@ def test_readers_wait_for_the_maintenance_of_another_process(tmp_path: Path) -> 
     finally:
         holder.kill()
         holder.wait()
+
+
+_PAUSED_READER = """
+import os, signal, sys
+from skillwalker_py import lake
+with lake.reading(sys.argv[1]):
+    print("reading", flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)  # Ctrl-Z, or a notebook cell that waits
+"""
+
+
+def _stopped(pid: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "Tt":
+        assert time.monotonic() < deadline, f"pid {pid} did not stop"
+        time.sleep(0.05)
+
+
+def test_a_maintenance_waits_for_a_paused_reader_a_bounded_time_and_names_it(
+    tmp_path: Path,
+) -> None:
+    """A reader stopped inside lake.reading: the maintenance waits ``timeout`` seconds,
+    says once which process holds the lake (stopped), then gives up holding nothing; new
+    readers are not kept out; once the reader is gone the maintenance goes at once."""
+    import signal
+    import subprocess
+    import sys
+
+    config = lake.LakeConfig.from_dir(tmp_path)
+    reader = subprocess.Popen([sys.executable, "-c", _PAUSED_READER, str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        _stopped(reader.pid)
+        files = config.maintenance_lock_files
+        assert files is not None and lake.lock_holders(files[0]) == [reader.pid]
+        said: list[str] = []
+        start = time.monotonic()
+        assert lake.maintenance_window(config, timeout=1.0, say=said.append) is None
+        assert 1.0 <= time.monotonic() - start < 5.0
+        assert len(said) == 1 and said[0].startswith(f"pid {reader.pid} (")
+        assert "-c" in said[0] and said[0].endswith(", stopped"), said
+        with lake.reading(tmp_path):  # nothing held: a reader reads at once
+            pass
+    finally:
+        reader.send_signal(signal.SIGKILL)
+        reader.wait()
+    release = lake.maintenance_window(config, timeout=1.0)
+    assert release is not None
+    release()
 
 
 def test_reading_needs_no_lock_without_an_embedded_lake(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from skillwalker_py.build import team_lock
+from skillwalker_py.lake import LakeConfig
 
 
 def test_conninfo_is_the_catalog_without_its_prefix() -> None:
@@ -17,11 +18,14 @@ def test_conninfo_is_the_catalog_without_its_prefix() -> None:
 
 def test_messages_never_name_the_password() -> None:
     text = team_lock.describe("postgres:dbname=lake host=db password=hunter2 user=b")
-    assert text == "the team lake dbname=lake host=db user=b"
-
-
-def test_the_lock_key_fits_a_bigint() -> None:
-    assert 0 < team_lock.LOCK_KEY < 2**63
+    assert text == "the team lake dbname=lake host=db password=*** user=b"
+    # a lake's config keeps the password apart from its catalog string
+    config = LakeConfig("postgres:dbname=lake host=db password='hun ter2' user=b", "/d/")
+    assert (config.catalog, config.password) == ("postgres:dbname=lake host=db user=b",
+                                                 "hun ter2")
+    assert "hun" not in repr(config) and "hun" not in config.attach_sql()
+    assert config.secret_sql() == ("CREATE OR REPLACE TEMPORARY SECRET __default_postgres "
+                                   "(TYPE postgres, PASSWORD 'hun ter2')")
 
 
 @pytest.mark.parametrize(
@@ -41,10 +45,13 @@ def test_a_dbt_retry_process_is_told_apart(argv: list[str], retry: bool) -> None
 
 
 def test_an_unreachable_catalog_database_is_a_clear_build_lock_error() -> None:
-    from skillwalker_py.build.ingest import BuildLockError
+    from skillwalker_py.build.lock import BuildLockError
 
     # port 9 (discard) on loopback: nothing listens, the connection is refused at once
-    message = r"cannot take the build lock of the team lake x: .* PGPASSWORD"
-    with pytest.raises(BuildLockError, match=message):
-        team_lock.acquire_catalog_lock("postgres:dbname=lake host=127.0.0.1 port=9 user=b "
-                                       "connect_timeout=5", timeout=1, what="the team lake x")
+    message = (r"cannot take the build lock of the team lake dbname=lake host=127.0.0.1 "
+               r"port=9 user=b connect_timeout=5: .* PGPASSWORD")
+    config = LakeConfig("postgres:dbname=lake host=127.0.0.1 port=9 user=b password=hunter2 "
+                        "connect_timeout=5", "/d/")
+    with pytest.raises(BuildLockError, match=message) as raised:
+        team_lock.hold(config, timeout=1)
+    assert "hunter2" not in str(raised.value)

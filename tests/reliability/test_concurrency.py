@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +38,7 @@ from skillwalker_py import lake, queries
 from skillwalker_py.sample import SampleSummary, generate_sample
 
 from ._harness import (
+    CLI,
     DEFAULT_THREADS,
     Project,
     Running,
@@ -109,12 +114,40 @@ def _frozen_holding_the_lock(project: Project) -> Running:
     return first
 
 
+WAITING = "skillwalker: waiting for another build of "
+SKIPPED = "nothing new to import"
+
+
+def _cli(project: Project, *args: str, extra_env: dict[str, str] | None = None,
+         timeout: float = 300) -> tuple[int, str, float]:
+    """``skillwalker-data`` as a user runs it: exit status, stdout and stderr, wall seconds."""
+    start = time.monotonic()
+    proc = subprocess.run([str(CLI), *args], env={**project.env(), **(extra_env or {})},
+                          cwd=project.root, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
+
+
+def _waited(build: Running) -> float:
+    """Seconds from the moment ``build`` said it waits for the lock to its exit."""
+    assert build.wait_for(WAITING, timeout=300), build.output()[-3000:]
+    seen = time.monotonic()
+    build.wait(timeout=300)
+    return time.monotonic() - seen
+
+
 @dataclass
 class SameLake:
     project: Project
     first: Running
-    impatient: tuple[int, str]
+    impatient: tuple[int, str, float]
+    """``skillwalker-data build --vars '{lock_timeout_seconds: 0}'`` while ``first`` runs."""
+    impatient_dbt: Running
+    """A plain ``dbt build`` that may wait 3 s for ``first``."""
+    impatient_dbt_waited: float
+    """Seconds from its "waiting" line to its exit."""
     patient: Running
+    waiting: Running
+    """``skillwalker-data build`` started while ``first`` runs, allowed to wait."""
 
 
 @pytest.fixture(scope="module")
@@ -123,25 +156,64 @@ def same_lake(tmp_path_factory: pytest.TempPathFactory, history: Input) -> SameL
     history.stage(project.output_dir, 0, everything=True)
     first = _frozen_holding_the_lock(project)
     with cleaned_up(first):
-        impatient = project.run_build(
-            "--vars", "{lock_timeout_seconds: 0}", check=False, cli=False)
+        impatient = _cli(project, "build", "--vars", "{lock_timeout_seconds: 0}")
+        impatient_dbt = project.start("--vars", "{lock_timeout_seconds: 3}")
+        with cleaned_up(impatient_dbt):
+            waited = _waited(impatient_dbt)
         patient = project.start("--vars", "{lock_timeout_seconds: 300}")
-        with cleaned_up(patient):
+        waiting = project.start(cli=True, extra_env={"SKILLWALKER_LOCK_TIMEOUT": "300"})
+        with cleaned_up(patient, waiting):
             patient.wait_for("Concurrency:")
             _waits_for_the_lock(patient, project.lake_dir / ".build.lock")
+            assert waiting.wait_for(WAITING), waiting.output()[-3000:]
             time.sleep(0.5)  # it tries the lock in a loop and waits there
             assert patient.proc.poll() is None, patient.output()[-3000:]
             first.thaw()
             first.wait(timeout=300)
             patient.wait(timeout=300)
-    return SameLake(project, first, impatient, patient)
+            waiting.wait(timeout=300)
+    return SameLake(project, first, impatient, impatient_dbt, waited, patient, waiting)
 
 
-def test_a_second_build_that_may_not_wait_stops_with_a_clear_message(
+def test_a_second_build_that_may_not_wait_stops_at_once_with_a_clear_message(
         same_lake: SameLake) -> None:
-    code, out = same_lake.impatient
-    assert code != 0
-    assert LOCKED_OUT in out and "pid " in out, out[-3000:]
+    """A timeout of 0 fails at once (it took 44 s, dbt's start-up, when dbt took the lock)."""
+    code, out, seconds = same_lake.impatient
+    assert code == 1, out
+    assert out.startswith("skillwalker-data: build failed after "), out
+    assert f"{LOCKED_OUT} on {same_lake.project.lake_dir} (pid {same_lake.first.proc.pid}, " \
+        "started " in out and "waited 0 s" in out, out
+    assert WAITING not in out and "building" not in out  # no wait, and dbt never started
+    assert seconds < 10, seconds  # the command's start-up only, on a loaded machine
+
+
+def test_a_plain_dbt_build_waits_for_the_lock_once(same_lake: SameLake) -> None:
+    """dbt-duckdb opens its connection again after a failed open; the wait was waited
+    again each time (three times the timeout): now once, then the error at once."""
+    build, waited = same_lake.impatient_dbt, same_lake.impatient_dbt_waited
+    assert build.proc.returncode != 0
+    out = build.output()
+    assert out.count(WAITING) == 1 and "waiting up to 3 s" in out, out[-3000:]
+    assert LOCKED_OUT in out and "waited 3 s" in out, out[-3000:]
+    assert 2.5 <= waited < 8.0, waited  # three waits would be 9 s and more
+
+
+def test_a_waiting_build_says_for_whom_then_finds_nothing_new(same_lake: SameLake) -> None:
+    """A build started while another runs says it waits, for whom (pid, start) and how long;
+    after the wait it looks again and, the other build having imported everything, skips
+    dbt. The plain dbt build that waited imported nothing: it is listed as a build that
+    changed nothing, and `previous` passes over it."""
+    out, first = same_lake.waiting.output(), same_lake.first
+    assert same_lake.waiting.proc.returncode == 0, out[-3000:]
+    lake_dir = same_lake.project.lake_dir
+    assert (f"{WAITING}{lake_dir} to finish (pid {first.proc.pid}, started 20") in out, out
+    assert "waiting up to 300 s (lock_timeout_seconds, SKILLWALKER_LOCK_TIMEOUT)" in out
+    assert SKIPPED in out and "Running with dbt" not in out, out[-3000:]
+    builds = lake.builds(lake_dir)
+    assert [b["changed"] for b in builds] == [False, True], builds
+    assert builds[0]["files_read"] == 0 and builds[1]["files_read"] > 0, builds
+    with pytest.raises(lake.LakeError, match=r"no previous build .*the newest 1 changed nothing"):
+        lake.at_build(lake_dir, "previous")
 
 
 def test_a_second_build_on_the_same_lake_waits_for_the_first(
@@ -354,6 +426,63 @@ def test_two_lakes_from_one_checkout_never_mix(two_lakes: TwoLakes, history: Inp
     """Two output folders into two lakes, built at the same time: each sees its own runs."""
     assert two_lakes.codes == [0, 0], two_lakes.outputs
     assert two_lakes.runs == [{history.sample.run_ids[0]}, {history.sample.run_ids[3]}]
+
+
+_PAUSED_READER = """
+import os, signal, sys
+from skillwalker_py import lake
+with lake.reading(sys.argv[1]):
+    con = lake.connect(sys.argv[1])
+    print(con.execute("select count(*) from per_test").fetchone()[0], flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)  # Ctrl-Z, or a notebook cell that waits
+    print(con.execute("select count(*) from per_test").fetchone()[0], flush=True)
+"""
+
+
+def _stopped(pid: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "Tt":
+        assert time.monotonic() < deadline, f"pid {pid} did not stop"
+        time.sleep(0.05)
+
+
+def test_a_paused_reader_holds_a_build_up_a_bounded_time(
+        two_lakes: TwoLakes, history: Input) -> None:
+    """A reader that took lake.reading and was stopped (SIGSTOP) held every build at its
+    finishing step with no message. The build now waits reader_wait_seconds, names the
+    reader, and finishes without DuckLake's compaction (which rewrites files that earlier
+    snapshots read: what the reader lock keeps readers away from); the stopped reader,
+    continued, still reads its build, and readers read the new one meanwhile."""
+    assert two_lakes.codes[1] == 0, two_lakes.outputs[1]
+    project = two_lakes.two
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_READER, str(project.lake_dir)], env=project.env(),
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None
+        before = int(reader.stdout.readline())
+        _stopped(reader.pid)
+        new = history.sample.run_ids[2]
+        shutil.copytree(history.full / "runs" / new, project.output_dir / "runs" / new)
+        code, out, _seconds = _cli(project, "build", extra_env={"SKILLWALKER_READER_WAIT": "3"})
+        assert code == 0, out[-3000:]
+        assert (f"waits for readers of {project.lake_dir} to end their queries "
+                f"(pid {reader.pid} (") in out, out[-3000:]
+        assert ", stopped); up to 3 s (reader_wait_seconds, SKILLWALKER_READER_WAIT)" in out
+        assert "this build finishes without DuckLake's compaction" in out
+        assert "\nskillwalker-data: built in " in out, out[-3000:]
+        # readers read the new build while the paused reader still holds its lock
+        code, out, seconds = _cli(project, "summaries", "--format", "json", timeout=120)
+        assert code == 0 and seconds < 60, (seconds, out[-3000:])
+        assert {r["test_run_id"] for r in json.loads(out)} == {
+            history.sample.run_ids[3], new}
+        reader.send_signal(signal.SIGCONT)
+        assert int(reader.stdout.readline()) == before  # its build, read whole
+        assert reader.wait(timeout=60) == 0
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
 
 
 def test_a_moved_lake_reads_and_builds(tmp_path: Path, history: Input, growing: Growing) -> None:
