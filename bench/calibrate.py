@@ -22,8 +22,8 @@ Scenarios, for each history length H:
 
 Each share is printed with its 95 % Wilson interval. Usage::
 
-    python bench/calibrate.py                      # H = 3, 5, 10, 20; 200 a/a, 100 of each power scenario
-    python bench/calibrate.py --histories 3 --aa 20 --power 10   # a quick look
+    python bench/calibrate.py          # H = 3, 5, 10, 20; 200 a/a, 100 of each power scenario
+    python bench/calibrate.py --histories 3 --aa 20 --power 10     # a quick look
 
 The figures and the command are in bench/README.md ("Calibration of the
 verdicts") and docs/analytics.md.
@@ -79,7 +79,9 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def records(run: str, eval_name: str, test: str, passed: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+def records(
+    run: str, eval_name: str, test: str, passed: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """The three lines of one test execution: its configuration, its result event, the
     result of its one expectation."""
     keys = {"test_run_id": run, "test_case": f"{eval_name}-{test}", "eval": eval_name,
@@ -101,7 +103,9 @@ def records(run: str, eval_name: str, test: str, passed: bool) -> Iterator[tuple
     }  # fmt: skip
 
 
-def simulate(output: Path, histories: list[int], counts: dict[str, int], seed: int) -> dict[str, Any]:
+def simulate(
+    output: Path, histories: list[int], counts: dict[str, int], seed: int
+) -> dict[str, tuple[int, str]]:
     """Write the JSONL of every comparison; return {head run: (H, scenario)}."""
     rng = random.Random(seed)
     clock = dt.datetime(2025, 1, 1)
@@ -189,7 +193,8 @@ def main() -> int:
             n, sig, raw = tally[(h, name)]
             low, high = wilson(sig, n)
             figures.append({"H": h, "scenario": name, "comparisons": n, "gate_fails": sig,
-                            "gate_low": low, "gate_high": high, "regression_fails": raw})  # fmt: skip
+                            "gate_low": low, "gate_high": high,
+                            "regression_fails": raw})  # fmt: skip
             print(f"| {h} | {name} | {n} | {sig / n:.1%} ({sig}) | [{low:.1%}, {high:.1%}] | "
                   f"{raw / n:.1%} |")  # fmt: skip
     total = time.monotonic() - started

@@ -11,7 +11,7 @@
   the smaller tail doubled, as McNemar's exact test is made two-sided. With
   every probability 1/2 this is McNemar's exact test on the discordant pairs
   (8 pairs all one way: 2 * 0.5^8 = 0.0078125). Exact for any length; the work
-  grows with its square (a few hundred outcomes: well under a millisecond).
+  grows with its square (measured in bench/README.md, "The exact test's cost").
   An empty list (nothing uncertain) gives 1.
 -#}
 list_transform(
