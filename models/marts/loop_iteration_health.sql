@@ -4,8 +4,8 @@
 -- and by train accuracy (ties: earliest). Train and test accuracy come with
 -- their 95 % Wilson intervals over the iteration's queries (train_cases /
 -- test_cases: the entries of train_results / test_results; the successes are
--- accuracy x cases, rounded): the one home of the loops' intervals
--- (loop_health and scil_history / acil_history take them from here).
+-- accuracy x cases, rounded: sw_accuracy_interval); loop_health and
+-- scil_history / acil_history take them from here.
 with iterations as (
     {%- for kind, entity in [('scil', 'skill_file'), ('acil', 'agent_file')] %}
     select
@@ -69,7 +69,7 @@ select
     test_cases
     {%- for set_name in ['train', 'test'] %}
     {%- for side in ['low', 'high'] %},
-    {{ sw_wilson('round(' ~ set_name ~ '_accuracy * ' ~ set_name ~ '_cases)', set_name ~ '_cases', side) }}
+    {{ sw_accuracy_interval(set_name ~ '_accuracy', set_name ~ '_cases', side) }}
         as {{ set_name }}_accuracy_{{ side }}
     {%- endfor %}
     {%- endfor %}
