@@ -4,8 +4,8 @@
 -- and by train accuracy (ties: earliest). Train and test accuracy come with
 -- their 95 % Wilson intervals over the iteration's queries (train_cases /
 -- test_cases: the entries of train_results / test_results; the successes are
--- accuracy x cases, rounded: sw_accuracy_interval); loop_health and
--- scil_history / acil_history take them from here.
+-- accuracy x cases, rounded: sw_accuracy_interval); loop_health takes them from
+-- here.
 with iterations as (
     {%- for kind, entity in [('scil', 'skill_file'), ('acil', 'agent_file')] %}
     select
@@ -18,8 +18,8 @@ with iterations as (
         i.description,
         i.train_accuracy,
         i.test_accuracy,
-        case when json_type(i.train_results) = 'ARRAY' then json_array_length(i.train_results)::BIGINT end as train_cases,
-        case when json_type(i.test_results) = 'ARRAY' then json_array_length(i.test_results)::BIGINT end as test_cases,
+        {{ sw_json_list_length('i.train_results') }} as train_cases,
+        {{ sw_json_list_length('i.test_results') }} as test_cases,
         s.original_description,
         s.best_iteration as recorded_best_iteration,
         s.test_run_id is not null as has_summary
