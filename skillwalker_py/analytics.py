@@ -25,6 +25,16 @@ A run compared with itself as an earlier build left it (what a
 re-evaluation changed, :func:`query_run_across_builds`) uses two more table
 macros of the same origin, ``compare_run_builds`` and
 ``compare_run_builds_summary``.
+
+Every comparison carries verdicts that tell a change from noise (per test
+``verdict`` and ``surprise``; per eval ``verdict``, ``p_value``, ``q_value``,
+``pass_rate_change`` with its interval; docs/analytics.md, "Verdicts"). They
+are the views' SQL, never recomputed here: ``alpha`` (the false discovery
+rate, default 0.05) and ``min_effect`` (the smallest pass-rate change called a
+regression, default 0.05 = 5 points; both the build's vars ``verdict_alpha``,
+``verdict_min_effect``) are passed to the table macros, which take them as
+named parameters (``compare_with_previous`` gives the views' rows of one run
+with other thresholds).
 """
 
 from __future__ import annotations
@@ -74,6 +84,20 @@ class RunBuildComparison(RunComparison):
     head_snapshot_id: int
 
 
+def _thresholds(alpha: float | None, min_effect: float | None) -> tuple[str, list[float]]:
+    """The named parameters of a comparison's table macro (``, alpha := ?``...) and their values,
+    after checking them; none given: the macro's defaults (the build's vars)."""
+    sql, params = "", []
+    for name, value in (("alpha", alpha), ("min_effect", min_effect)):
+        if value is None:
+            continue
+        if not 0 <= value <= 1:
+            raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        sql += f", {name} := ?"
+        params.append(float(value))
+    return sql, params
+
+
 # Order of the per-test rows of a comparison: by eval, the changes that need a
 # look first, then by test name.
 _TEST_ORDER = (
@@ -112,14 +136,23 @@ def query_flaky_tests(lake: PathLike, *, eval: str | None = None) -> list[Row]:
     )
 
 
-def query_run_comparison(lake: PathLike, base_run_id: str, head_run_id: str) -> RunComparison:
+def query_run_comparison(
+    lake: PathLike,
+    base_run_id: str,
+    head_run_id: str,
+    *,
+    alpha: float | None = None,
+    min_effect: float | None = None,
+) -> RunComparison:
     """Compare two runs: every test of either run and how it changed, plus per-eval totals.
 
     Only the evals that both runs executed are compared (as in the
     ``run_comparison`` view, where the base run is the previous run *of the
     same eval*). The rows come from the table macros ``compare_runs`` and
     ``compare_runs_summary`` that the build creates in the database (the run
-    IDs, validated, are passed as prepared parameters).
+    IDs, validated, are passed as prepared parameters). ``alpha`` and
+    ``min_effect`` set the verdicts' level and minimum change (default: the
+    build's, 0.05 and 0.05); a value outside 0..1 raises ValueError.
 
     Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
     ID and :class:`~skillwalker_py.queries.NotFoundError` ("Test run not found:
@@ -127,6 +160,7 @@ def query_run_comparison(lake: PathLike, base_run_id: str, head_run_id: str) -> 
     """
     base = validate_run_id(base_run_id)
     head = validate_run_id(head_run_id)
+    named, values = _thresholds(alpha, min_effect)
     known = {
         r["test_run_id"]
         for r in query_sql(
@@ -142,35 +176,48 @@ def query_run_comparison(lake: PathLike, base_run_id: str, head_run_id: str) -> 
         "base_run_id": base,
         "head_run_id": head,
         "summary": query_sql(
-            lake, "select * from compare_runs_summary(?, ?) order by eval", [base, head]
+            lake,
+            f"select * from compare_runs_summary(?, ?{named}) order by eval",
+            [base, head, *values],
         ),
         "tests": query_sql(
-            lake, f"select * from compare_runs(?, ?) order by {_TEST_ORDER}", [base, head]
+            lake,
+            f"select * from compare_runs(?, ?{named}) order by {_TEST_ORDER}",
+            [base, head, *values],
         ),
     }
 
 
-def query_previous_run_comparison(lake: PathLike, test_run_id: str) -> RunComparison:
+def query_previous_run_comparison(
+    lake: PathLike,
+    test_run_id: str,
+    *,
+    alpha: float | None = None,
+    min_effect: float | None = None,
+) -> RunComparison:
     """Compare a run with the previous run of each of its evals (views ``run_comparison*``).
 
     ``base_run_id`` is None when the evals' previous runs differ (see the
-    rows). A run whose evals have no earlier run gives empty lists. Raises
+    rows). A run whose evals have no earlier run gives empty lists. With
+    ``alpha`` or ``min_effect``, the same rows from the table macros
+    ``compare_with_previous*`` with those thresholds. Raises
     :class:`~skillwalker_py.queries.NotFoundError` for an unknown run.
     """
     run_id = validate_run_id(test_run_id)
+    named, values = _thresholds(alpha, min_effect)
     if not query_sql(
         lake, "select 1 as found from test_run_status where test_run_id = ? limit 1", [run_id]
     ):
         raise NotFoundError(f"Test run not found: {run_id}")
-    summary = query_sql(
-        lake,
-        "select * from run_comparison_summaries where test_run_id = ? order by eval",
-        [run_id],
-    )
+    if named:
+        summaries = f"compare_with_previous_summary(?{named})"
+        comparison = f"compare_with_previous(?{named})"
+    else:
+        summaries = "run_comparison_summaries where test_run_id = ?"
+        comparison = "run_comparison where test_run_id = ?"
+    summary = query_sql(lake, f"select * from {summaries} order by eval", [run_id, *values])
     tests = query_sql(
-        lake,
-        f"select * from run_comparison where test_run_id = ? order by {_TEST_ORDER}",
-        [run_id],
+        lake, f"select * from {comparison} order by {_TEST_ORDER}", [run_id, *values]
     )
     bases = {r["base_run_id"] for r in summary}
     return {
@@ -182,7 +229,13 @@ def query_previous_run_comparison(lake: PathLike, test_run_id: str) -> RunCompar
 
 
 def query_run_across_builds(
-    lake: PathLike, test_run_id: str, base_build: str, head_build: str | None = None
+    lake: PathLike,
+    test_run_id: str,
+    base_build: str,
+    head_build: str | None = None,
+    *,
+    alpha: float | None = None,
+    min_effect: float | None = None,
 ) -> RunBuildComparison:
     """Compare a run with itself as two builds left it: what a re-evaluation changed.
 
@@ -192,7 +245,8 @@ def query_run_across_builds(
     ``lake`` names (a LakeConfig from ``at_build``), else the latest. The rows
     have the columns of :func:`query_run_comparison` with ``base_run_id`` =
     ``test_run_id`` = the run: ``regressed`` is a test that passed as of the
-    base build and fails as of the head build.
+    base build and fails as of the head build. ``alpha``, ``min_effect``: as in
+    :func:`query_run_comparison`.
 
     Raises :class:`~skillwalker_py.queries.NotFoundError` when the run is not
     in one of the two builds, :class:`~skillwalker_py.lake.LakeError` for an
@@ -204,6 +258,7 @@ def query_run_across_builds(
     skillwalker_py.errors.NotFoundError: no lake at /nonexistent/lake: the folder does not exist
     """
     run_id = validate_run_id(test_run_id)
+    named, values = _thresholds(alpha, min_effect)
     config = LakeConfig.resolve(lake)
     base = at_build(config, base_build)
     head = at_build(config, head_build or str(config.snapshot or "latest"))
@@ -237,13 +292,13 @@ def query_run_across_builds(
                         f"Test run not found: {run_id} "
                         f"(not in the build of snapshot {build.snapshot})"
                     )
-            args = "?, 'temp.main.sw_base_status', 'temp.main.sw_base_summaries'"
+            args = f"?, 'temp.main.sw_base_status', 'temp.main.sw_base_summaries'{named}"
             result: dict[str, list[Row]] = {}
             for key, sql in (
                 ("summary", f"select * from {ALIAS}.main.compare_run_builds_summary({args})"),
                 ("tests", f"select * from {ALIAS}.main.compare_run_builds({args})"),
             ):
-                cur = con.execute(sql, [run_id])
+                cur = con.execute(sql, [run_id, *values])
                 names = [d[0] for d in cur.description or []]
                 result[key] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         finally:

@@ -203,7 +203,9 @@ def query_acil_run_details(lake: LakeArg, test_run_id: str) -> LoopRunDetails:
 _SUMMARY_COLUMNS = (
     "test_run_id", "eval", "skill_file", "agent_file", "original_description",
     "best_iteration", "best_description", "best_train_accuracy", "best_test_accuracy",
-    "max_iterations", "holdout", "model", "status", "started_at", "finished_at",
+    "best_train_accuracy_low", "best_train_accuracy_high", "best_test_accuracy_low",
+    "best_test_accuracy_high", "max_iterations", "holdout", "model", "status", "started_at",
+    "finished_at",
 )  # fmt: skip
 
 

@@ -1,5 +1,7 @@
 {% macro loop_history(kind) -%}
-{#- One row per improvement-loop run and entity file (kind: 'scil' or 'acil'). -#}
+{#- One row per improvement-loop run and entity file (kind: 'scil' or 'acil'). The
+    best accuracies come with their 95 % Wilson intervals over the queries of the
+    iteration that reached them (sw_accuracy_interval). -#}
 {%- set entity = 'skill_file' if kind == 'scil' else 'agent_file' -%}
 with iterations as (
     select
@@ -9,7 +11,9 @@ with iterations as (
         count(*) as iterations,
         max(iteration) as last_iteration,
         max(train_accuracy) as best_train_accuracy,
-        max(test_accuracy) as best_test_accuracy
+        max(test_accuracy) as best_test_accuracy,
+        max_by({{ sw_json_list_length('train_results') }}, train_accuracy) as best_train_cases,
+        max_by({{ sw_json_list_length('test_results') }}, test_accuracy) as best_test_cases
     from {{ ref(kind ~ '_iteration') }}
     group by test_run_id, {{ entity }}
 )
@@ -29,6 +33,12 @@ select
     s.started_at,
     s.finished_at,
     {{ sw_run_started_at('i.test_run_id') }} as run_started_at
+    {%- for set_name in ['train', 'test'] %}
+    {%- for side in ['low', 'high'] %},
+    {{ sw_accuracy_interval('i.best_' ~ set_name ~ '_accuracy', 'i.best_' ~ set_name ~ '_cases', side) }}
+        as best_{{ set_name }}_accuracy_{{ side }}
+    {%- endfor %}
+    {%- endfor %}
 from iterations as i
 left join {{ ref(kind ~ '_summary') }} as s
     on s.test_run_id = i.test_run_id and s.{{ entity }} is not distinct from i.{{ entity }}

@@ -1,4 +1,4 @@
-{% macro run_pair_comparison_summary(comparison, run_ids=none, summaries=none) -%}
+{% macro run_pair_comparison_summary(comparison, run_ids=none, summaries=none, alpha=none, min_effect=none) -%}
 {#-
   Per-pair, per-eval summary of a per-test comparison (columns of the
   run_comparison_summaries view): counts of each change beside the two runs'
@@ -7,14 +7,19 @@
   (optional): SQL expressions of every run ID compared; test_run_summaries is
   then read for those runs only (as in run_pair_comparison). summaries
   (optional): SQL of a relation with the test_run_summaries columns to read
-  instead of the view (as status in run_pair_comparison). Columns named
-  base_run_id or head_run_id are qualified, as in run_pair_comparison.
+  instead of the view (as status in run_pair_comparison). alpha, min_effect:
+  as in run_pair_comparison. Beside the counts, the per-eval verdict of
+  run_pair_verdicts (its per-run row in the run_* columns) and the counts of
+  the per-test verdicts. Columns named base_run_id or head_run_id are
+  qualified, as in run_pair_comparison.
 
   The two runs' totals are put side by side by one aggregation per pair and
   eval: joining test_run_summaries twice (head and base) let the optimizer
   join the two on eval alone, whose size grows with the square of the history.
 -#}
 {%- set summaries_view = summaries if summaries is not none else ref('test_run_summaries') -%}
+{%- set alpha_sql = alpha if alpha is not none else var('verdict_alpha', 0.05) -%}
+{%- set min_effect_sql = min_effect if min_effect is not none else var('verdict_min_effect', 0.05) -%}
 -- the counts per pair and eval, computed once (read three times below)
 with changes as materialized (
     select
@@ -28,9 +33,16 @@ with changes as materialized (
         count(*) filter (where r.change = 'disappeared') as disappeared,
         count(*) filter (where r.change = 'unchanged') as unchanged,
         count(*) filter (where r.change = 'unknown') as unknown,
-        count(*) filter (where r.config_changed) as config_changed
+        count(*) filter (where r.config_changed) as config_changed,
+        count(*) filter (where r.verdict = 'regressed') as significant_regressions,
+        count(*) filter (where r.verdict = 'fixed') as significant_fixes,
+        count(*) filter (where r.verdict = 'noise') as noise_flips
     from {{ comparison }} as r
     group by r.test_run_id, r.base_run_id, r.eval
+),
+
+verdicts as materialized (
+{{ run_pair_verdicts(comparison, alpha_sql, min_effect_sql) }}
 ),
 
 -- each compared pair and eval twice: with its head run, then with its base run
@@ -52,6 +64,10 @@ totals as (
         max(s.infrastructure_errors) filter (where d.is_head) as infrastructure_errors,
         max(s.pass_rate) filter (where d.is_head) as head_pass_rate,
         max(s.pass_rate) filter (where not d.is_head) as base_pass_rate,
+        max(s.pass_rate_low) filter (where d.is_head) as head_pass_rate_low,
+        max(s.pass_rate_high) filter (where d.is_head) as head_pass_rate_high,
+        max(s.pass_rate_low) filter (where not d.is_head) as base_pass_rate_low,
+        max(s.pass_rate_high) filter (where not d.is_head) as base_pass_rate_high,
         max(s.total_cost_usd) filter (where d.is_head) as head_cost_usd,
         max(s.total_cost_usd) filter (where not d.is_head) as base_cost_usd,
         max(s.input_tokens) filter (where d.is_head) as head_input_tokens,
@@ -91,8 +107,35 @@ select
     t.head_cost_usd - t.base_cost_usd as cost_delta_usd,
     t.head_input_tokens - t.base_input_tokens as input_tokens_delta,
     t.head_output_tokens - t.base_output_tokens as output_tokens_delta,
-    t.head_duration_ms - t.base_duration_ms as duration_delta_ms
+    t.head_duration_ms - t.base_duration_ms as duration_delta_ms,
+    t.base_pass_rate_low,
+    t.base_pass_rate_high,
+    t.head_pass_rate_low,
+    t.head_pass_rate_high,
+    v.tests_judged,
+    v.earlier_pass_rate,
+    v.earlier_pass_rate_low,
+    v.earlier_pass_rate_high,
+    v.pass_rate_change,
+    v.pass_rate_change_low,
+    v.pass_rate_change_high,
+    v.p_value,
+    v.q_value,
+    v.verdict,
+    c.significant_regressions,
+    c.significant_fixes,
+    c.noise_flips,
+    w.pass_rate_change as run_pass_rate_change,
+    w.pass_rate_change_low as run_pass_rate_change_low,
+    w.pass_rate_change_high as run_pass_rate_change_high,
+    w.p_value as run_p_value,
+    w.verdict as run_verdict
 from changes as c
 inner join totals as t
     on t.test_run_id = c.test_run_id and t.base_run_id = c.base_run_id and t.eval = c.eval
+left join verdicts as v
+    on v.test_run_id = c.test_run_id and v.base_run_id = c.base_run_id and v.eval = c.eval
+   and not v.is_run
+left join verdicts as w
+    on w.test_run_id = c.test_run_id and w.is_run
 {%- endmacro %}

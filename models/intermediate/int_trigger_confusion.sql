@@ -20,6 +20,9 @@
 -- file not named SKILL.md: its stem), an agent file the agent of its stem
 -- (agents/planner.md: planner); a call names it with that name or a
 -- plugin-qualified `plugin:name`.
+--
+-- Precision, recall and accuracy come with their 95 % Wilson intervals
+-- (sw_wilson: TP of TP + FP, TP of TP + FN, TP + TN of all); F1 has none.
 with first_calls as (
     select test_run_id, test_case, tool_name, skill_name, agent_type
     from {{ ref('tool_calls') }}
@@ -170,6 +173,12 @@ select
     case when {{ judged }} > 0
          then ({{ tp }} + {{ tn }})::DOUBLE / ({{ judged }}) end as {{ prefix }}accuracy,
     case when {{ tp }} + {{ fp }} + {{ fn }} > 0
-         then 2.0 * {{ tp }} / (2 * {{ tp }} + {{ fp }} + {{ fn }}) end as {{ prefix }}f1
+         then 2.0 * {{ tp }} / (2 * {{ tp }} + {{ fp }} + {{ fn }}) end as {{ prefix }}f1,
+    {%- for metric, k, n in [('precision', tp, tp ~ ' + ' ~ fp), ('recall', tp, tp ~ ' + ' ~ fn),
+                             ('accuracy', tp ~ ' + ' ~ tn, judged)] %}
+    {{ sw_wilson(k, n, 'low') }} as {{ prefix }}{{ metric }}_low,
+    {{ sw_wilson(k, n, 'high') }} as {{ prefix }}{{ metric }}_high
+    {{- ',' if not loop.last }}
+    {%- endfor %}
     {%- endfor %}
 from matrix

@@ -1,7 +1,8 @@
 -- One row per SCIL/ACIL loop (run and skill/agent file): the iteration that
 -- is best by test accuracy beside the one that is best by train accuracy,
 -- and whether they differ (the loop overfit its train set when the later
--- iterations keep gaining on train and lose on test).
+-- iterations keep gaining on train and lose on test). Each accuracy comes with
+-- its 95 % Wilson interval, from loop_iteration_health.
 with iterations as (
     select * from {{ ref('loop_iteration_health') }}
 ),
@@ -21,13 +22,15 @@ loops as (
 ),
 
 best_test as (
-    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy
+    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy,
+           test_accuracy_low, test_accuracy_high, train_accuracy_low, train_accuracy_high
     from iterations
     where is_best_by_test
 ),
 
 best_train as (
-    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy
+    select loop_type, test_run_id, entity_file, iteration, test_accuracy, train_accuracy,
+           test_accuracy_low, test_accuracy_high, train_accuracy_low, train_accuracy_high
     from iterations
     where is_best_by_train
 ),
@@ -69,7 +72,15 @@ select
     coalesce(bt.iteration <> br.iteration, false) as best_iterations_differ,
     l.max_accuracy_gap,
     l.final_accuracy_gap,
-    {{ sw_run_started_at('l.test_run_id') }} as run_started_at
+    {{ sw_run_started_at('l.test_run_id') }} as run_started_at,
+    bt.test_accuracy_low as best_test_accuracy_low,
+    bt.test_accuracy_high as best_test_accuracy_high,
+    bt.train_accuracy_low as train_accuracy_at_best_test_low,
+    bt.train_accuracy_high as train_accuracy_at_best_test_high,
+    br.train_accuracy_low as best_train_accuracy_low,
+    br.train_accuracy_high as best_train_accuracy_high,
+    br.test_accuracy_low as test_accuracy_at_best_train_low,
+    br.test_accuracy_high as test_accuracy_at_best_train_high
 from loops as l
 left join best_test as bt
     on bt.loop_type = l.loop_type and bt.test_run_id = l.test_run_id and bt.entity_file = l.entity_file

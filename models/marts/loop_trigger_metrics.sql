@@ -1,7 +1,7 @@
 -- One row per SCIL/ACIL iteration and set (train, test): the confusion matrix
 -- of the iteration's trigger queries (train_results / test_results) and
--- precision, recall, accuracy and F1. A set with no queries (holdout 0) has
--- no row.
+-- precision, recall, accuracy and F1, the first three with their 95 % Wilson
+-- intervals. A set with no queries (holdout 0) has no row.
 select
     m.source as loop_type,
     m.test_run_id,
@@ -17,6 +17,12 @@ select
     m.precision,
     m.recall,
     m.accuracy,
-    m.f1
+    m.f1,
+    m.precision_low,
+    m.precision_high,
+    m.recall_low,
+    m.recall_high,
+    m.accuracy_low,
+    m.accuracy_high
 from {{ ref('int_trigger_confusion') }} as m
 where m.source in ('scil', 'acil')

@@ -7,6 +7,11 @@
 -- configuration that have results (pass or fail), the outcome changed at
 -- least twice (pass -> fail -> pass or fail -> pass -> fail). One change is
 -- a regression or a fix, not flakiness.
+--
+-- The pass probability of a configuration: pass_rate (passes / results) with its
+-- 95 % Wilson interval (sw_wilson); over the same window, pass_at_k (at least
+-- one of the last k results passed) and pass_hat_k (all k passed), k =
+-- flaky_window, NULL while the configuration has fewer than k results.
 {%- set window_size = var('flaky_window', 5) | int %}
 with executions as (
     select
@@ -88,6 +93,8 @@ select
     c.no_results,
     case when c.passes + c.failures > 0
          then c.passes::DOUBLE / (c.passes + c.failures) end as pass_rate,
+    {{ sw_wilson('c.passes', 'c.passes + c.failures', 'low') }} as pass_rate_low,
+    {{ sw_wilson('c.passes', 'c.passes + c.failures', 'high') }} as pass_rate_high,
     c.flips,
     c.last_status,
     c.recent_runs,
@@ -95,6 +102,9 @@ select
     c.recent_runs - c.recent_passes as recent_failures,
     c.recent_flips,
     c.recent_flips >= 2 as is_flaky,
+    {{ window_size }}::BIGINT as pass_k,
+    case when c.recent_runs >= {{ window_size }} then c.recent_passes > 0 end as pass_at_k,
+    case when c.recent_runs >= {{ window_size }} then c.recent_passes = c.recent_runs end as pass_hat_k,
     c.avg_cost_usd,
     c.avg_duration_ms
 from configs as c

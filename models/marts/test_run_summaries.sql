@@ -1,5 +1,6 @@
 -- One row per run and eval: the executions that count (int_counted_executions)
 -- added up, beside the infrastructure errors, which are counted and nothing else.
+-- The pass rate comes with its 95 % Wilson interval (sw_wilson).
 with runs as (
     select
         test_run_id,
@@ -48,7 +49,9 @@ select
     coalesce(c.output_tokens, 0) as output_tokens,
     coalesce(c.duration_ms, 0) as duration_ms,
     coalesce(c.error_results, 0) as error_results,
-    c.pass_rate
+    c.pass_rate,
+    {{ sw_wilson('coalesce(c.passed, 0)', 'coalesce(c.passed + c.failed, 0)', 'low') }} as pass_rate_low,
+    {{ sw_wilson('coalesce(c.passed, 0)', 'coalesce(c.passed + c.failed, 0)', 'high') }} as pass_rate_high
 from runs as r
 left join counted as c
     on c.test_run_id = r.test_run_id and c.eval is not distinct from r.eval

@@ -3,7 +3,8 @@
 -- expectation_types seed) and precision, recall, accuracy and F1, as the
 -- expectation results say; beside it the same cases judged from the tool calls
 -- under both trigger definitions: any_call_* (a successful call invoked it)
--- and first_call_* (the first tool call names it, as skill-creator).
+-- and first_call_* (the first tool call names it, as skill-creator). Each
+-- precision, recall and accuracy has its 95 % Wilson interval (_low, _high).
 select
     m.test_run_id,
     m.eval,
@@ -18,10 +19,17 @@ select
     m.recall,
     m.accuracy,
     m.f1,
+    m.precision_low,
+    m.precision_high,
+    m.recall_low,
+    m.recall_high,
+    m.accuracy_low,
+    m.accuracy_high,
     {{ sw_run_started_at('m.test_run_id') }} as run_started_at
     {%- for prefix in ['any_call_', 'first_call_'] %}
     {%- for column in ['true_positives', 'false_positives', 'true_negatives', 'false_negatives',
-                       'precision', 'recall', 'accuracy', 'f1'] %},
+                       'precision', 'recall', 'accuracy', 'f1', 'precision_low', 'precision_high',
+                       'recall_low', 'recall_high', 'accuracy_low', 'accuracy_high'] %},
     m.{{ prefix }}{{ column }}
     {%- endfor %}
     {%- endfor %}

@@ -32,6 +32,26 @@ def _cell(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _interval_cell(row: Row, column: str) -> str:
+    """A cell of a table: a rate that has a 95 % interval (``<column>_low``, ``<column>_high``
+    in the row) is shown with it as percentages, 62% [31\u201386] (an en dash); a change of
+    a rate in percentage points, ``-40 [-62, -13]``; any other value as :func:`_cell` shows it.
+
+    >>> _interval_cell({"pass_rate": 0.625, "pass_rate_low": 0.3057, "pass_rate_high": 0.8632},
+    ...                "pass_rate") == "62% [31\u201386]"
+    True
+    >>> _interval_cell({"pass_rate_change": -0.4, "pass_rate_change_low": -0.621,
+    ...                 "pass_rate_change_high": -0.127}, "pass_rate_change")
+    '-40 [-62, -13]'
+    """
+    value, low, high = row.get(column), row.get(f"{column}_low"), row.get(f"{column}_high")
+    if not isinstance(value, float) or not isinstance(low, float) or not isinstance(high, float):
+        return _cell(value)
+    if "change" in column:
+        return f"{value * 100:+.0f} [{low * 100:+.0f}, {high * 100:+.0f}]"
+    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
@@ -45,7 +65,9 @@ def format_rows(
     headers: Mapping[str, str] | None = None,
 ) -> str:
     """Render rows as an aligned table, JSON (a list of objects), CSV with a header, or a
-    Markdown (GitHub) table ready for a pull-request comment.
+    Markdown (GitHub) table ready for a pull-request comment. A table shows a rate
+    beside its interval when the row has one (:func:`_interval_cell`); JSON and CSV keep
+    the ``_low`` and ``_high`` columns apart.
 
     ``headers`` renames columns in the header line of a table or Markdown table.
 
@@ -88,7 +110,7 @@ def format_rows(
     if fmt == "markdown":
         return _markdown(rows, cols, headers)
     titles = [(headers or {}).get(c, c) for c in cols]
-    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    cells = [[_interval_cell(r, c) for c in cols] for r in rows]
     widths = [max(len(t), *(len(row[i]) for row in cells)) for i, t in enumerate(titles)]
     numeric = [_numeric(rows, c) for c in cols]
 
@@ -110,12 +132,12 @@ def _numeric(rows: Sequence[Row], column: str) -> bool:
 
 
 def _markdown(rows: Sequence[Row], cols: Sequence[str], headers: Mapping[str, str] | None) -> str:
-    def cell(value: Any) -> str:
-        return _cell(value).replace("\\", "\\\\").replace("|", "\\|")
+    def escape(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|")
 
-    out = ["| " + " | ".join(cell((headers or {}).get(c, c)) for c in cols) + " |"]
+    out = ["| " + " | ".join(escape(_cell((headers or {}).get(c, c))) for c in cols) + " |"]
     out.append("| " + " | ".join("---:" if _numeric(rows, c) else "---" for c in cols) + " |")
-    out.extend("| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows)
+    out.extend("| " + " | ".join(escape(_interval_cell(r, c)) for c in cols) + " |" for r in rows)
     return "\n".join(out) + "\n"
 
 
@@ -157,6 +179,15 @@ HEADERS = {
     "output_tokens_delta": "out_tok_d",
     "tokens_delta": "tokens_d",
     "duration_delta_ms": "duration_d_ms",
+    "pass_rate_change": "change_pts",
+    "run_pass_rate_change": "change_pts",
+    "run_p_value": "p",
+    "run_verdict": "verdict",
+    "p_value": "p",
+    "q_value": "q",
+    "judged_on": "judged_on",
+    "pass_hat_k": "pass^k",
+    "pass_at_k": "pass@k",
 }
 """Short table headers (JSON and CSV keep the view's column names)."""
 

@@ -88,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 HISTORY_COLUMNS = [
     "eval", "test_name", "config", "model", "runs", "passes", "failures", "no_results",
-    "pass_rate", "flips", "last_status", "is_flaky", "last_run_id",
+    "pass_rate", "pass_at_k", "pass_hat_k", "flips", "last_status", "is_flaky", "last_run_id",
 ]  # fmt: skip
 
 
@@ -133,21 +133,24 @@ def cmd_flaky(args: argparse.Namespace) -> int:
 COMPARE_SUMMARY_COLUMNS = [
     "eval", "base_run_id", "test_run_id", "regressed", "fixed", "new", "disappeared",
     "unchanged", "unknown", "config_changed", "base_pass_rate", "head_pass_rate",
-    "cost_delta_usd", "input_tokens_delta", "output_tokens_delta", "duration_delta_ms",
+    "pass_rate_change", "p_value", "q_value", "verdict", "cost_delta_usd", "input_tokens_delta",
+    "output_tokens_delta", "duration_delta_ms",
 ]  # fmt: skip
+COMPARE_RUN_COLUMNS = ["test_run_id", "run_pass_rate_change", "run_p_value", "run_verdict"]
 COMPARE_TEST_COLUMNS = [
-    "eval", "test_name", "base_status", "head_status", "change", "config_changed",
-    "cost_delta_usd", "tokens_delta", "duration_delta_ms",
+    "eval", "test_name", "base_status", "head_status", "change", "verdict", "surprise",
+    "judged_on", "config_changed", "cost_delta_usd", "tokens_delta", "duration_delta_ms",
 ]  # fmt: skip
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     data = read_lake(args)
+    thresholds = {"alpha": args.alpha, "min_effect": args.min_effect}
     if args.as_of_base is not None:
         if args.head_run_id is not None:
             raise UsageError("--as-of-base compares one run with itself: give one RUN_ID")
         run = resolve_run(data, args.base_run_id)
-        across = analytics.query_run_across_builds(data, run, args.as_of_base)
+        across = analytics.query_run_across_builds(data, run, args.as_of_base, **thresholds)
         result: analytics.RunComparison = across
         title = (
             f"Run {run} as of the build of snapshot {across['head_snapshot_id']} against "
@@ -155,23 +158,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     elif args.head_run_id is None:
         head = resolve_run(data, args.base_run_id)
-        result = analytics.query_previous_run_comparison(data, head)
+        result = analytics.query_previous_run_comparison(data, head, **thresholds)
         if not result["summary"]:
             raise UsageError(f"run {head} has no earlier run of its evals to compare with")
         title = f"Run {head} against the previous run of each eval"
     else:
         base, head = resolve_run(data, args.base_run_id), resolve_run(data, args.head_run_id)
-        result = analytics.query_run_comparison(data, base, head)
+        if base == head:
+            raise UsageError(
+                f"BASE and HEAD are the same run ({base}): compare needs two runs "
+                "(compare RUN_ID compares a run with the previous run of each of its evals)"
+            )
+        result = analytics.query_run_comparison(data, base, head, **thresholds)
         title = f"Run {head} against run {base}"
     tests = result["tests"]
     if not args.all:
         tests = [t for t in tests if t["change"] != "unchanged"]
+    # the verdict over every eval (the same on each summary row): a section of its own
+    run_rows = [
+        {k: r.get(k) for k in (*COMPARE_RUN_COLUMNS, "run_pass_rate_change_low",
+                               "run_pass_rate_change_high")}
+        for r in result["summary"][:1]
+    ]  # fmt: skip
     emit_sections(
         [
             ("summary", title, result["summary"], COMPARE_SUMMARY_COLUMNS),
+            ("run", "All evals of the comparison", run_rows, COMPARE_RUN_COLUMNS),
             ("tests", "Tests" if args.all else "Changed tests", tests, COMPARE_TEST_COLUMNS),
         ],
         args,
+        {"summary": result["summary"], "tests": tests},
     )
     return gate(args, result["summary"], result["tests"])
 
@@ -184,7 +200,9 @@ FAIL_ON: dict[str, tuple[str, Callable[[Row], bool]]] = {
     ),
     "any-change": ("changed", lambda t: t["change"] != "unchanged"),
 }
-"""``compare --fail-on``: what makes the comparison fail, and how the reason names the tests."""
+"""``compare --fail-on``: what makes the comparison fail, and how the reason names the tests.
+``significant-regression`` reads the evals' verdicts instead (:func:`_significant`)."""
+SIGNIFICANT = "significant-regression"
 
 
 def _names(tests: list[Row], limit: int = 3) -> str:
@@ -192,14 +210,43 @@ def _names(tests: list[Row], limit: int = 3) -> str:
     return shown + (f" and {len(tests) - limit} more" if len(tests) > limit else "")
 
 
+def _points(value: float | None) -> str:
+    return "?" if value is None else f"{value * 100:+.0f}"
+
+
+def _significant(summary: list[Row], tests: list[Row]) -> list[str]:
+    """The reasons of ``--fail-on significant-regression``: each eval whose verdict is
+    ``regressed`` (the views' rule: significant after the false-discovery-rate correction
+    and at least the minimum effect), with the tests whose verdict is ``regressed``."""
+    reasons = []
+    for row in summary:
+        if row.get("verdict") != "regressed":
+            continue
+        found = [t for t in tests if t["eval"] == row["eval"] and t.get("verdict") == "regressed"]
+        base, head = row.get("base_pass_rate"), row.get("head_pass_rate")
+        rates = "" if base is None or head is None else f"pass rate {base:.1%} -> {head:.1%}, "
+        reasons.append(
+            f"{row['eval']} regressed significantly ({rates}"
+            f"{_points(row.get('pass_rate_change'))} points from its earlier runs "
+            f"[{_points(row.get('pass_rate_change_low'))}, "
+            f"{_points(row.get('pass_rate_change_high'))}], q = {row['q_value']:.2g}): "
+            f"{len(found)} test(s) regressed ({_names(found) or 'none alone'})"
+        )
+    return reasons
+
+
 def gate(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> int:
     """The CI gate of ``compare``: 0, or 1 with one line on stderr naming every reason.
 
     ``--fail-on`` (regression, new-failure, any-change) looks at the tests;
+    ``significant-regression`` at the evals' verdicts (``--alpha``, ``--min-effect``);
     ``--max-pass-rate-drop`` and ``--max-cost-increase`` (fractions) at each eval's totals.
     """
     reasons: list[str] = []
     for name in args.fail_on or []:
+        if name == SIGNIFICANT:
+            reasons += _significant(summary, tests)
+            continue
         label, hit = FAIL_ON[name]
         found = [t for t in tests if hit(t)]
         if found:
@@ -227,13 +274,28 @@ def gate(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> int:
     return 1
 
 
-def _fraction(text: str) -> float:
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.05)") from None
-    if value < 0:
+
+
+def _fraction(text: str) -> float:
+    """A non-negative fraction (a rise may pass 1: 2.0 is 200 %)."""
+    value = _number(text)
+    if not value >= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _share(text: str) -> float:
+    """A fraction between 0 and 1 (a pass rate, a level): 0.05 is 5 points, 5 is refused."""
+    value = _number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not between 0 and 1 (a fraction: 0.05 is 5 points)"
+        )
     return value
 
 
@@ -432,13 +494,24 @@ def register(
         "CI gate", "exit with status 1 and a one-line reason on stderr when a check fails"
     )
     gate_options.add_argument(
-        "--fail-on", action="append", choices=list(FAIL_ON), metavar="WHAT",
-        help="fail on a regression (pass -> fail), a new failure (fails in HEAD, did not "
-        "fail in BASE) or any change; repeatable: " + ", ".join(FAIL_ON),
+        "--fail-on", action="append", choices=[*FAIL_ON, SIGNIFICANT], metavar="WHAT",
+        help="fail on a regression (any pass -> fail), a new failure (fails in HEAD, did not "
+        "fail in BASE), any change, or a significant regression (an eval whose pass rate fell "
+        "beyond its noise: see --alpha, --min-effect); repeatable: "
+        + ", ".join([*FAIL_ON, SIGNIFICANT]),
     )  # fmt: skip
     gate_options.add_argument(
-        "--max-pass-rate-drop", type=_fraction, metavar="FRACTION",
-        help="fail when an eval's pass rate falls by more than this (0.05: 5 points)",
+        "--alpha", type=_share, metavar="FRACTION",
+        help="the verdicts' false discovery rate (default: the build's verdict_alpha, 0.05)",
+    )  # fmt: skip
+    gate_options.add_argument(
+        "--min-effect", type=_share, metavar="FRACTION",
+        help="the smallest pass-rate drop a verdict calls a regression (default: the build's "
+        "verdict_min_effect, 0.05: 5 points)",
+    )  # fmt: skip
+    gate_options.add_argument(
+        "--max-pass-rate-drop", type=_share, metavar="FRACTION",
+        help="fail when an eval's pass rate falls by more than this (0.05: 5 points; 0 to 1)",
     )  # fmt: skip
     gate_options.add_argument(
         "--max-cost-increase", type=_fraction, metavar="FRACTION",

@@ -1,6 +1,8 @@
 """The report's charts, drawn by Bokeh (its JavaScript ships inside its PyPI package).
 
 Each function returns one Bokeh figure, or None when there is nothing to draw.
+A rate is never drawn bare where the views give its 95 % Wilson interval: the
+interval is a renderer named ``interval`` (error bars or a band) beside it.
 User strings (eval names, file names, test names) only ever reach Bokeh as
 data: axis labels, legend labels and hover fields, which BokehJS renders as
 text, never as HTML.
@@ -10,7 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any, cast
 
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter
@@ -30,8 +33,9 @@ Row = dict[str, Any]
 PALETTE = Category10_10
 TRAIN_COLOR = "#1f77b4"
 TEST_COLOR = "#ff7f0e"
-GAP_COLOR = "#d62728"
 WIDTH, HEIGHT = 820, 280
+INTERVAL = "interval"
+"""The name of every renderer that draws a 95 % interval (the browser test finds them)."""
 
 
 def _run_time(run_id: str) -> datetime:
@@ -64,6 +68,14 @@ def _base(
     return fig
 
 
+def _interval(row: Row, column: str) -> str:
+    """A rate and its 95 % interval, 83% [44\u201397], or n/a."""
+    value, low, high = row[column], row[f"{column}_low"], row[f"{column}_high"]
+    if value is None or low is None or high is None:
+        return "n/a"
+    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+
+
 def _legend_outside(fig: figure) -> None:
     """Move the figure's legend to its right, off the data."""
     legend = fig.legend[0]
@@ -72,38 +84,52 @@ def _legend_outside(fig: figure) -> None:
 
 
 def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
-    """Pass rate per eval over the runs shown: a line and a marker per run."""
+    """Pass rate per eval over the runs shown: a line, a marker per run and the 95 % interval
+    of each as an error bar."""
     by_eval: dict[str, list[Row]] = defaultdict(list)
     for r in summaries:
         if r["pass_rate"] is not None:
             by_eval[r["eval"]].append(r)
     if not by_eval:
         return None
-    fig = _base("Pass rate per eval", y_range=(-0.05, 1.05))
+    fig = _base("Pass rate per eval (with 95% intervals)", y_range=(-0.05, 1.05))
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     items = []
     hovered: list[Any] = []
+    # the evals' intervals side by side at each run: each eval shifted by a small share of
+    # the shortest time between two runs
+    times = sorted({_run_time(r["test_run_id"]) for rows in by_eval.values() for r in rows})
+    gaps = [b - a for a, b in pairwise(times)]
+    step = min(gaps) * 0.06 if gaps else timedelta(hours=1)
+    middle = (len(by_eval) - 1) / 2
     for i, (eval_name, rows) in enumerate(sorted(by_eval.items())):
         color = PALETTE[i % len(PALETTE)]
+        shift = step * (i - middle)
         source = ColumnDataSource(
             {
-                "x": [_run_time(r["test_run_id"]) for r in rows],
+                "x": [_run_time(r["test_run_id"]) + shift for r in rows],
                 "run": [r["test_run_id"] for r in rows],
                 "eval": [eval_name] * len(rows),
                 "pass_rate": [r["pass_rate"] for r in rows],
+                "low": [r["pass_rate_low"] for r in rows],
+                "high": [r["pass_rate_high"] for r in rows],
                 "passed": [r["passed"] for r in rows],
                 "total": [r["total_tests"] for r in rows],
             }
         )
+        bars: Any = fig.segment(
+            "x", "low", "x", "high", source=source, color=color, line_width=2, line_alpha=0.45,
+            name=INTERVAL,
+        )  # fmt: skip
         line: Any = fig.line("x", "pass_rate", source=source, color=color, line_width=2)
         dots: Any = fig.scatter("x", "pass_rate", source=source, color=color, size=7)
         hovered.append(dots)
-        items.append(LegendItem(label=eval_name, renderers=[line, dots]))
+        items.append(LegendItem(label=eval_name, renderers=[line, dots, bars]))
     fig.add_layout(Legend(items=items, click_policy="hide"), "right")
     fig.add_tools(
         HoverTool(
             tooltips=[("run", "@run"), ("eval", "@eval"), ("pass rate", "@pass_rate{0.0%}"),
-                      ("passed", "@passed of @total")],
+                      ("95% interval", "@low{0%} to @high{0%}"), ("passed", "@passed of @total")],
             renderers=hovered,
         )
     )  # fmt: skip
@@ -132,7 +158,8 @@ def run_metric_chart(summaries: Sequence[Row], column: str, title: str, fmt: str
 
 
 def trigger_chart(triggers: Sequence[Row]) -> figure | None:
-    """Precision and recall of each skill/agent file at its latest run shown (bars)."""
+    """Precision and recall of each skill/agent file at its latest run shown (bars), each with
+    its 95 % interval (a black line across the bar's end)."""
     latest: dict[tuple[str, str], Row] = {}
     for r in sorted(triggers, key=lambda r: r["test_run_id"]):
         latest[(r["entity_type"], r["entity_file"])] = r
@@ -156,12 +183,18 @@ def trigger_chart(triggers: Sequence[Row]) -> figure | None:
                 "y": [(label, offset) for label in labels],
                 "label": labels,
                 "value": [r[metric] if r[metric] is not None else 0.0 for r in rows],
-                "shown": ["n/a" if r[metric] is None else f"{r[metric]:.0%}" for r in rows],
+                "low": [r[f"{metric}_low"] for r in rows],
+                "high": [r[f"{metric}_high"] for r in rows],
+                "shown": ["n/a" if r[metric] is None else
+                          f"{r[metric]:.0%} [{r[metric + '_low']:.0%}, {r[metric + '_high']:.0%}]"
+                          for r in rows],
                 "run": [r["test_run_id"] for r in rows],
                 "cases": [r["cases"] for r in rows],
             }
-        )
+        )  # fmt: skip
         fig.hbar(y="y", right="value", height=0.34, source=source, color=color, legend_label=metric)
+        fig.segment("low", "y", "high", "y", source=source, color="black", line_width=2,
+                    name=INTERVAL)  # fmt: skip
     fig.y_range.range_padding = 0.1  # type: ignore[attr-defined]
     _legend_outside(fig)
     fig.add_tools(
@@ -172,7 +205,8 @@ def trigger_chart(triggers: Sequence[Row]) -> figure | None:
 
 
 def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
-    """Train and test accuracy per iteration; the gap shaded; the best iterations marked."""
+    """Train and test accuracy per iteration, each with its 95 % interval as a band; the
+    best iterations marked."""
     if not iterations:
         return None
     its = [r["iteration"] for r in iterations]
@@ -190,20 +224,20 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
             "phase": [r["phase"] or "" for r in iterations],
             "gap": ["n/a" if r["accuracy_gap"] is None else f"{r['accuracy_gap']:+.0%}"
                     for r in iterations],
+            "train_interval": [_interval(r, "train_accuracy") for r in iterations],
+            "test_interval": [_interval(r, "test_accuracy") for r in iterations],
         }
     )  # fmt: skip
     has_test = any(v is not None for v in test)
-    if has_test:
-        pairs = [(i, a, b) for i, a, b in zip(its, train, test, strict=True)
-                 if a is not None and b is not None]  # fmt: skip
-        fig.varea(
-            x=[p[0] for p in pairs],
-            y1=[p[1] for p in pairs],
-            y2=[p[2] for p in pairs],
-            fill_color=GAP_COLOR,
-            fill_alpha=0.12,
-            legend_label="train \u2212 test gap",
-        )
+    for kind, color in (("train", TRAIN_COLOR), ("test", TEST_COLOR)):
+        band = [(r["iteration"], r[f"{kind}_accuracy_low"], r[f"{kind}_accuracy_high"])
+                for r in iterations if r[f"{kind}_accuracy_low"] is not None]  # fmt: skip
+        if band:
+            fig.varea(
+                x=[b[0] for b in band], y1=[b[1] for b in band], y2=[b[2] for b in band],
+                fill_color=color, fill_alpha=0.14, legend_label=f"{kind} 95% interval",
+                name=INTERVAL,
+            )  # fmt: skip
     fig.line("iteration", "train", source=source, color=TRAIN_COLOR, line_width=2,
              legend_label="train accuracy")  # fmt: skip
     dots: list[Any] = [fig.scatter("iteration", "train", source=source, color=TRAIN_COLOR, size=7,
@@ -232,7 +266,7 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
     fig.add_tools(
         HoverTool(
             tooltips=[("iteration", "@iteration"), ("phase", "@phase"),
-                      ("train", "@train{0.0%}"), ("test", "@test{0.0%}"), ("gap", "@gap")],
+                      ("train", "@train_interval"), ("test", "@test_interval"), ("gap", "@gap")],
             renderers=dots,
         )
     )  # fmt: skip

@@ -50,6 +50,19 @@ def _pct(value: Any) -> str:
     return "" if value is None else f"{float(value):.0%}"
 
 
+def _rate(row: Any, column: str) -> str:
+    """A rate with its 95 % interval, 62% [31\u201386] (the row's ``<column>_low`` and
+    ``_high``); a change of a rate in points, ``-40 [-62, -13]``; empty when NULL."""
+    value, low, high = row[column], row[f"{column}_low"], row[f"{column}_high"]
+    if value is None:
+        return ""
+    if low is None or high is None:
+        return _pct(value)
+    if "change" in column:
+        return f"{value * 100:+.0f} [{low * 100:+.0f}, {high * 100:+.0f}]"
+    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+
+
 def _signed(value: Any, digits: int = 4) -> str:
     if value is None:
         return ""
@@ -73,7 +86,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        clip=_clip, num=_num, pct=_pct, signed=_signed, duration=_duration, size=_size
+        clip=_clip, num=_num, pct=_pct, signed=_signed, duration=_duration, size=_size, rate=_rate
     )
     env.globals["test_anchor"] = test_anchor
     return env
@@ -125,13 +138,16 @@ def render_report(data: ReportData, *, runs_option: int | None) -> Iterator[str]
     )
 
 
+VERDICTS = ("regressed", "fixed", "noise", "new", "disappeared", "unknown")
+"""The kinds of changed tests the report lists, by their verdict: significant regressions and
+fixes apart from the flips within the noise (run_comparison.verdict)."""
+
+
 def _changes(data: ReportData) -> dict[str, list[dict[str, Any]]]:
-    """The latest run's changed tests, by kind of change."""
-    kinds: dict[str, list[dict[str, Any]]] = {
-        "regressed": [], "fixed": [], "new": [], "disappeared": [], "unknown": [],
-    }  # fmt: skip
+    """The latest run's changed tests, by verdict."""
+    kinds: dict[str, list[dict[str, Any]]] = {kind: [] for kind in VERDICTS}
     if data.comparison is not None:
         for t in data.comparison["tests"]:
-            if t["change"] in kinds:
-                kinds[t["change"]].append(t)
+            if t["verdict"] in kinds:
+                kinds[t["verdict"]].append(t)
     return kinds

@@ -194,11 +194,13 @@ class DbtProject:
 
     def build_args(self, args: tuple[str, ...]) -> tuple[str, ...]:
         """``args`` of a ``dbt build``, with what :func:`leave_out` adds where the command
-        would add it: no arguments or ``--vars`` alone (an embedded lake: ``lake_state``)."""
+        would add it: no arguments or ``--vars`` alone (the unit tests; on an embedded lake
+        with a finished build, what ``lake_state`` tells)."""
         given = _vars_alone(args, self.project_dir)
-        if given is None or "SKILLWALKER_LAKE_CATALOG" in self.extra_env \
-                or not self.lake_dir.exists():
+        if given is None:
             return args
+        if "SKILLWALKER_LAKE_CATALOG" in self.extra_env or not self.lake_dir.exists():
+            return (*args, *leave_out(views=False))
         state = build_state.lake_state(self.project_dir, self.output_dir,
                                        lake.LakeConfig.from_dir(self.lake_dir), given,
                                        check_inputs=not given)

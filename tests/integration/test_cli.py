@@ -485,8 +485,9 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
     assert lines[2].startswith("| eval | base_run_id | test_run_id | regressed | fixed |")
     assert lines[3].startswith("| --- | --- | --- | ---: | ---: |")
     assert "### Changed tests (5)" in lines
-    assert ("| code-review | triggers on pull request diff | pass | fail | regressed | no |"
-            in out)  # fmt: skip
+    # a regression judged against the test's two earlier passes (surprise 1/3): noise
+    assert ("| code-review | triggers on pull request diff | pass | fail | regressed | noise | "
+            "0.3333 | history | no |" in out)  # fmt: skip
     summaries = cli("summaries", "--format", "markdown").stdout.splitlines()
     assert len(summaries) == 2 + 9 and all(line.startswith("| ") for line in summaries)
 
@@ -499,7 +500,8 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
         (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
          "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
          "lake_target_file_size, lock_timeout_seconds, output_dir, reader_wait_seconds, "
-         "rebuild_storage, rebuild_tables, replace_run_ids, snapshot_retention_days)"),
+         "rebuild_storage, rebuild_tables, replace_run_ids, snapshot_retention_days, "
+         "verdict_alpha, verdict_min_effect)"),
         (["build", "--", "--vars", "{full_tests: 1}"],
          "--vars: full_tests must be true or false, not 1"),
         (["build", "--vars", "{replace_run_ids: [20260301T090000, nope]}"],

@@ -12,7 +12,7 @@ hand from ``fixtures/README.md`` and those lines:
 | greet | says hello | pass | pass | unchanged |
 | greet | ignores weather | pass | pass | unchanged |
 | greet | is polite | fail (expectation 1) | fail (both) | unchanged |
-| greet | has no results | no-results | no-results | unknown |
+| greet | has no results | no-results | no-results | unchanged (no results in both) |
 | greet | crashes runner | infrastructure-error | infrastructure-error | unknown |
 
 The stream events are the same, so cost, tokens and duration do not change
@@ -45,7 +45,7 @@ EXPECTED_TESTS = [
     ("explore", "answers directly", "fail", "pass", "fixed", 0.0),
     ("explore", "delegates search", "pass", "pass", "unchanged", 0.0),
     ("greet", "crashes runner", "infrastructure-error", "infrastructure-error", "unknown", None),
-    ("greet", "has no results", "no-results", "no-results", "unknown", 0.0),
+    ("greet", "has no results", "no-results", "no-results", "unchanged", 0.0),
     ("greet", "ignores weather", "pass", "pass", "unchanged", 0.0),
     ("greet", "is polite", "fail", "fail", "unchanged", 0.0),
     ("greet", "says hello", "pass", "pass", "unchanged", 0.0),
@@ -53,7 +53,7 @@ EXPECTED_TESTS = [
 EXPECTED_SUMMARY = [
     # (eval, tests_compared, regressed, fixed, unchanged, unknown, base_pass_rate, head_pass_rate)
     ("explore", 2, 0, 1, 1, 0, 0.5, 1.0),
-    ("greet", 5, 0, 0, 3, 2, 2 / 3, 2 / 3),
+    ("greet", 5, 0, 0, 4, 1, 2 / 3, 2 / 3),
 ]
 
 
@@ -119,11 +119,10 @@ def test_the_cli_compares_a_run_with_itself_across_builds(reevaluated: Reevaluat
                           "--format", "json").stdout)  # fmt: skip
     assert [(t["eval"], t["test_name"], t["change"]) for t in doc["tests"]] == [
         ("explore", "answers directly", "fixed"),  # without --all: every test not unchanged
-        ("greet", "crashes runner", "unknown"),
-        ("greet", "has no results", "unknown"),
+        ("greet", "crashes runner", "unknown"),  # (no results in both runs: unchanged)
     ]
     assert [(s["eval"], s["fixed"], s["unchanged"]) for s in doc["summary"]] == [
-        ("explore", 1, 1), ("greet", 0, 3)]
+        ("explore", 1, 1), ("greet", 0, 4)]
     table = _cli(project, "compare", RUN_A, "--as-of-base", "previous", "--all").stdout
     first, second = reevaluated.builds[1]["snapshot_id"], reevaluated.builds[0]["snapshot_id"]
     assert f"Run {RUN_A} as of the build of snapshot {second} against itself as of " \

@@ -1,5 +1,8 @@
 """run_comparison, run_comparison_summaries and the compare_runs table macros
-against a reference: the plain self-join SQL that defines them.
+against a reference: the plain self-join SQL that defines them (the raw
+comparison, and what each test is judged against: its earlier results under
+the head's configuration; the statistics on top are tests/python's and
+test_verdicts.py's).
 
 The views compute the comparison without joining test_run_status (or
 test_run_summaries) to itself, so that their memory grows linearly with the
@@ -34,6 +37,14 @@ MOVED_EVAL = "moved"
 Built = tuple[DbtProject, list[str], str]
 
 
+COMPARISON_COLUMNS = (
+    "test_run_id, base_run_id, eval, test_case, test_name, base_status, head_status, change, "
+    "config_changed, cost_delta_usd, tokens_delta, duration_delta_ms, judged_on, earlier_runs, "
+    "earlier_passes, surprise"
+)
+"""The run_comparison columns the reference defines (all but the verdict)."""
+
+
 def reference_comparison(pairs: str) -> str:
     """The per-test comparison of the pairs (eval, base_run_id, head_run_id), by self-joins."""
     return f"""
@@ -46,26 +57,80 @@ def reference_comparison(pairs: str) -> str:
             select p.eval, p.base_run_id, p.head_run_id, s.test_case
             from pairs as p
             join test_run_status as s on s.test_run_id = p.base_run_id and s.eval = p.eval
+        ),
+        -- each execution's earlier results under its configuration
+        earlier as (
+            select
+                x.test_run_id, x.test_case,
+                count(e.status) filter (where e.status in ('pass', 'fail')) as n,
+                count(e.status) filter (where e.status = 'pass') as k
+            from test_run_status as x
+            left join test_run_status as e
+                on e.test_case = x.test_case and e.config_fingerprint = x.config_fingerprint
+               and e.test_run_id < x.test_run_id
+            group by x.test_run_id, x.test_case
+        ),
+        compared as (
+            select
+                t.head_run_id as test_run_id, t.base_run_id, t.eval, t.test_case,
+                coalesce(h.test_name, b.test_name) as test_name,
+                coalesce(b.status, 'absent') as base_status,
+                coalesce(h.status, 'absent') as head_status,
+                c.change,
+                coalesce(h.config_fingerprint <> b.config_fingerprint, false) as config_changed,
+                h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
+                (h.input_tokens + h.output_tokens) - (b.input_tokens + b.output_tokens)
+                    as tokens_delta,
+                h.duration_ms - b.duration_ms as duration_delta_ms,
+                h.status in ('pass', 'fail') and b.status in ('pass', 'fail') as judged,
+                -- earlier results other than the base run's
+                eh.n - case when b.status in ('pass', 'fail')
+                             and b.config_fingerprint = h.config_fingerprint
+                             and t.base_run_id < t.head_run_id then 1 else 0 end as others,
+                eh.n, eh.k, b.status = 'pass' as base_passed, h.status = 'pass' as head_passed
+            from pair_tests as t
+            left join test_run_status as h
+                on h.test_run_id = t.head_run_id and h.test_case = t.test_case
+            left join test_run_status as b
+                on b.test_run_id = t.base_run_id and b.test_case = t.test_case
+            left join earlier as eh
+                on eh.test_run_id = t.head_run_id and eh.test_case = t.test_case
+            join run_status_changes as c
+                on c.base_status = coalesce(b.status, 'absent')
+               and c.head_status = coalesce(h.status, 'absent')
+        ),
+        judged as (
+            select
+                *,
+                case when not coalesce(judged, false) then null
+                     when others > 0 then 'history' else 'base run' end as judged_on
+            from compared
+        ),
+        counted as (
+            select
+                *,
+                case judged_on when 'history' then n when 'base run' then 1 end as earlier_runs,
+                case judged_on when 'history' then k
+                               when 'base run' then base_passed::BIGINT end as earlier_passes
+            from judged
         )
         select
-            t.head_run_id as test_run_id, t.base_run_id, t.eval, t.test_case,
-            coalesce(h.test_name, b.test_name) as test_name,
-            coalesce(b.status, 'absent') as base_status,
-            coalesce(h.status, 'absent') as head_status,
-            c.change,
-            coalesce(h.config_fingerprint <> b.config_fingerprint, false) as config_changed,
-            h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
-            (h.input_tokens + h.output_tokens) - (b.input_tokens + b.output_tokens) as tokens_delta,
-            h.duration_ms - b.duration_ms as duration_delta_ms
-        from pair_tests as t
-        left join test_run_status as h
-            on h.test_run_id = t.head_run_id and h.test_case = t.test_case
-        left join test_run_status as b
-            on b.test_run_id = t.base_run_id and b.test_case = t.test_case
-        join run_status_changes as c
-            on c.base_status = coalesce(b.status, 'absent')
-           and c.head_status = coalesce(h.status, 'absent')
+            test_run_id, base_run_id, eval, test_case, test_name, base_status, head_status,
+            change, config_changed, cost_delta_usd, tokens_delta, duration_delta_ms, judged_on,
+            earlier_runs, earlier_passes,
+            (case when head_passed then earlier_passes else earlier_runs - earlier_passes end
+             + 1)::DOUBLE / (earlier_runs + 1) as surprise
+        from counted
     """
+
+
+SUMMARY_COLUMNS = (
+    "test_run_id, base_run_id, eval, tests_compared, regressed, fixed, new, disappeared, "
+    "unchanged, unknown, config_changed, infrastructure_errors, base_pass_rate, head_pass_rate, "
+    "pass_rate_delta, base_cost_usd, head_cost_usd, cost_delta_usd, input_tokens_delta, "
+    "output_tokens_delta, duration_delta_ms, tests_judged, earlier_pass_rate"
+)
+"""The run_comparison_summaries columns the reference defines."""
 
 
 def reference_summary(comparison: str) -> str:
@@ -81,19 +146,23 @@ def reference_summary(comparison: str) -> str:
                 count(*) filter (where r.change = 'disappeared') as disappeared,
                 count(*) filter (where r.change = 'unchanged') as unchanged,
                 count(*) filter (where r.change = 'unknown') as unknown,
-                count(*) filter (where r.config_changed) as config_changed
+                count(*) filter (where r.config_changed) as config_changed,
+                count(r.judged_on) as tests_judged,
+                sum(r.earlier_passes)::DOUBLE / sum(r.earlier_runs) as earlier_pass_rate
             from ({comparison}) as r
             group by r.test_run_id, r.base_run_id, r.eval
         )
         select
-            c.*, h.infrastructure_errors,
+            c.test_run_id, c.base_run_id, c.eval, c.tests_compared, c.regressed, c.fixed, c.new,
+            c.disappeared, c.unchanged, c.unknown, c.config_changed, h.infrastructure_errors,
             b.pass_rate as base_pass_rate, h.pass_rate as head_pass_rate,
             h.pass_rate - b.pass_rate as pass_rate_delta,
             b.total_cost_usd as base_cost_usd, h.total_cost_usd as head_cost_usd,
             h.total_cost_usd - b.total_cost_usd as cost_delta_usd,
             h.input_tokens - b.input_tokens as input_tokens_delta,
             h.output_tokens - b.output_tokens as output_tokens_delta,
-            h.duration_ms - b.duration_ms as duration_delta_ms
+            h.duration_ms - b.duration_ms as duration_delta_ms,
+            c.tests_judged, c.earlier_pass_rate
         from changes as c
         join test_run_summaries as h on h.test_run_id = c.test_run_id and h.eval = c.eval
         join test_run_summaries as b on b.test_run_id = c.base_run_id and b.eval = c.eval
@@ -189,13 +258,17 @@ def test_run_comparison_equals_the_reference(built: Built) -> None:
     project, _, _ = built
     assert project.query("select count(*) from run_comparison")[0][0] > 0
     expected = reference_comparison(PREVIOUS_RUN_PAIRS)
-    assert differences(project, "select * from run_comparison", expected) == ([], [])
+    assert differences(project, f"select {COMPARISON_COLUMNS} from run_comparison", expected) == (
+        [],
+        [],
+    )
 
 
 def test_run_comparison_summaries_equal_the_reference(built: Built) -> None:
     project, _, _ = built
     expected = reference_summary(reference_comparison(PREVIOUS_RUN_PAIRS))
-    assert differences(project, "select * from run_comparison_summaries", expected) == ([], [])
+    view = f"select {SUMMARY_COLUMNS} from run_comparison_summaries"
+    assert differences(project, view, expected) == ([], [])
 
 
 @pytest.mark.parametrize(("base", "head"), [(2, 5), (7, 8), (0, 11), (9, 3), (6, 6), (10, 11)])
@@ -205,6 +278,8 @@ def test_compare_runs_equal_the_reference(built: Built, base: int, head: int) ->
     call = f"('{runs[base]}', '{runs[head]}')"
     assert project.query(f"select count(*) from compare_runs{call}")[0][0] > 0
     expected = reference_comparison(pairs)
-    assert differences(project, f"select * from compare_runs{call}", expected) == ([], [])
+    adhoc = f"select {COMPARISON_COLUMNS} from compare_runs{call}"
+    assert differences(project, adhoc, expected) == ([], [])
     expected = reference_summary(reference_comparison(pairs))
-    assert differences(project, f"select * from compare_runs_summary{call}", expected) == ([], [])
+    adhoc = f"select {SUMMARY_COLUMNS} from compare_runs_summary{call}"
+    assert differences(project, adhoc, expected) == ([], [])

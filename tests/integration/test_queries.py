@@ -256,6 +256,12 @@ def test_query_scil_history_and_run_details(built: DbtProject) -> None:
         (2, "explore", 1.0, 0.5),
         (3, "converge", 0.5, 1.0),
     ]
+    # each accuracy with its Wilson interval: iteration 3 passed 2 of its 2 test queries,
+    # [2 / (2 + 1.96^2), 1] = [0.342, 1]; the summary's best test accuracy is that iteration's
+    assert (round(its[2]["test_accuracy_low"], 3), its[2]["test_accuracy_high"]) == (0.342, 1.0)
+    assert (round(summary["best_test_accuracy_low"], 3), summary["best_test_accuracy_high"]) == (
+        0.342, 1.0)  # fmt: skip
+    assert "best_test_accuracy_low" not in its[2]
     # JSON lists come back as Python values
     assert its[2]["test_results"] == [
         {"test_name": "greets in French", "prompt": "Dis bonjour", "expected": True,

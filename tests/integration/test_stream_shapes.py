@@ -348,6 +348,9 @@ def test_test_run_summaries(shapes: DbtProject) -> None:
             "duration_ms": 31620,  # 8500 + 12000 + 2000 + 9120
             "error_results": 2,  # plans and lints' interrupted turn, typo skill's result
             "pass_rate": 1.0,
+            # 4 of 4: the Wilson interval [4 / (4 + 1.96^2), 1]
+            "pass_rate_low": pytest.approx(4 / (4 + 1.959963984540054**2)),
+            "pass_rate_high": 1.0,
         }
     ]
 
