@@ -1,5 +1,6 @@
 # Two commands on a fresh clone (only python3 and make needed):
-#   make demo   install everything, generate sample eval output, build it, print the run summaries
+#   make demo   install everything, generate sample eval output and build it (in two steps),
+#               print the run summaries
 #   make test   install everything, then run every check: ruff, mypy, pytest (with real dbt builds)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,8 +18,12 @@ $(VENV)/.installed: pyproject.toml
 		|| (cat $(VENV)/pip.log; exit 1)
 	touch $@
 
+# the sample in two steps, built after each, as a lake grows: the older runs, then the
+# newest run with a re-evaluation and the SCIL/ACIL loops (two builds: --as-of previous works)
 demo: install
-	$(BIN)/skillwalker-data sample --overwrite
+	$(BIN)/skillwalker-data sample --overwrite --part older
+	$(BIN)/skillwalker-data build
+	$(BIN)/skillwalker-data sample --part newest
 	$(BIN)/skillwalker-data build
 	$(BIN)/skillwalker-data summaries
 

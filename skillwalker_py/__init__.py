@@ -28,6 +28,7 @@ from skillwalker_py.errors import (
     InvalidRunIdError,
     JsonlFormatError,
     MarkerFileError,
+    NotFoundError,
     SkillwalkerError,
 )
 from skillwalker_py.frontmatter import (
@@ -177,6 +178,7 @@ __all__ = [
     "MalformedLine",
     "MarkerFileError",
     "ModelUsage",
+    "NotFoundError",
     "OutputFileRecord",
     "ParsedRunMetrics",
     "Phase",

@@ -12,11 +12,14 @@ dbt macros as the ``run_comparison`` and ``run_comparison_summaries`` views
 "regressed" or "fixed" means.
 
 Missing data behaves as in :mod:`~skillwalker_py.queries`: before the first
-build, list queries return ``[]`` and queries about one run raise
-:class:`~skillwalker_py.queries.NotFoundError`.
+build has finished, list queries return ``[]`` and queries about one run raise
+:class:`~skillwalker_py.errors.NotFoundError`; a path that is no lake raises it
+too:
 
 >>> query_flaky_tests("/nonexistent/data")
-[]
+Traceback (most recent call last):
+...
+skillwalker_py.errors.NotFoundError: no lake at /nonexistent/data: the folder does not exist
 
 A run compared with itself as an earlier build left it (what a
 re-evaluation changed, :func:`query_run_across_builds`) uses two more table
@@ -198,7 +201,7 @@ def query_run_across_builds(
     >>> query_run_across_builds("/nonexistent/lake", "20260306T120500", "previous")
     Traceback (most recent call last):
     ...
-    skillwalker_py.lake.LakeError: the lake has no previous build (0 readable builds)
+    skillwalker_py.errors.NotFoundError: no lake at /nonexistent/lake: the folder does not exist
     """
     run_id = validate_run_id(test_run_id)
     config = LakeConfig.resolve(lake)

@@ -23,6 +23,7 @@ __all__ = [
     "JsonlFormatError",
     "JsonlRecordError",
     "MarkerFileError",
+    "NotFoundError",
     "SkillwalkerError",
 ]
 
@@ -149,6 +150,15 @@ class MarkerFileError(SkillwalkerError, ValueError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+class NotFoundError(SkillwalkerError, LookupError):
+    """What a query asked for is not there: a run asked for by ID is not in the built
+    data ("Test run not found: <id>"), or the lake named is no lake (a folder that does
+    not exist, a file, a folder without a catalog: "no lake at <folder>: ...").
+
+    A lake whose first build has not finished is a lake: list queries return ``[]``.
+    """
 
 
 class FrontmatterError(SkillwalkerError, ValueError):

@@ -39,7 +39,7 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.errors import NotFoundError, SkillwalkerError
 
 __all__ = [
     "ALIAS",
@@ -49,11 +49,13 @@ __all__ = [
     "at_build",
     "builds",
     "connect",
+    "extension_files",
     "finished_snapshot",
     "load_extensions",
     "maintenance_window",
     "open_instance",
     "reading",
+    "require_lake",
     "set_threads",
     "sql_string",
     "threads",
@@ -85,9 +87,10 @@ def _extension_file(module: Any, name: str) -> str:
     return str(path)
 
 
-def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
-    """LOAD the DuckLake and SQLite extensions from their installed PyPI packages, and the
-    PostgreSQL one too when ``catalog`` (what follows ``ducklake:``) is ``postgres:...``."""
+def extension_files(catalog: str | None = None) -> list[str]:
+    """The files of the DuckLake and SQLite extensions in their installed PyPI packages, and
+    of the PostgreSQL one too when ``catalog`` (what follows ``ducklake:``) is
+    ``postgres:...``: what ``LOAD '<file>'`` takes, with no download."""
     import duckdb_extension_ducklake  # type: ignore[import-untyped]
     import duckdb_extension_sqlite_scanner  # type: ignore[import-untyped]
 
@@ -99,9 +102,13 @@ def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
         import duckdb_extension_postgres_scanner  # type: ignore[import-untyped]
 
         modules.append((duckdb_extension_postgres_scanner, "postgres_scanner"))
-    for module, name in modules:
-        path = _extension_file(module, name).replace("'", "''")
-        con.execute(f"LOAD '{path}'")
+    return [_extension_file(module, name) for module, name in modules]
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> None:
+    """LOAD the extensions of :func:`extension_files` into ``con``."""
+    for path in extension_files(catalog):
+        con.execute(f"LOAD {sql_string(path)}")
 
 
 def threads() -> int | None:
@@ -393,6 +400,32 @@ def open_instance(
 _NO_LAKE = "creating a new DuckLake is explicitly disabled"
 
 
+def require_lake(lake: str | os.PathLike[str] | LakeConfig | None = None) -> None:
+    """Raise :class:`~skillwalker_py.errors.NotFoundError` when ``lake`` names no lake: an
+    embedded lake's folder that does not exist, is a file or holds no ``catalog.sqlite``;
+    a catalog server in which no build has created one. A lake whose first build has not
+    finished passes. An embedded lake is checked with ``stat`` alone."""
+    config = LakeConfig.resolve(lake)
+    sqlite = config.sqlite_file
+    if sqlite is None:
+        con = open_instance(config, "sw_check")
+        if con is None:
+            raise NotFoundError(f"no lake in the catalog {config.catalog}: no build created one")
+        con.close()
+        return
+    if sqlite.is_file():
+        return
+    folder = existing = sqlite.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "it is a file" if existing == folder else f"{existing} is a file"
+        raise NotFoundError(f"no lake at {folder}: {what}, not a folder")
+    if existing != folder:
+        raise NotFoundError(f"no lake at {folder}: the folder does not exist")
+    raise NotFoundError(f"no lake at {folder}: the folder holds no {sqlite.name}")
+
+
 def _head(config: LakeConfig, key: tuple[object, ...]) -> duckdb.DuckDBPyConnection | None:
     """The lake's head instance (``sw_head``: its newest snapshot), opened on first use;
     None when the lake does not exist."""
@@ -533,10 +566,13 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     whose id starts with them (an id is hexadecimal: its start may be all digits).
 
     Query functions and :func:`connect` given the result read that build.
-    Raises :class:`LakeError` for an unknown, ambiguous or expired build.
+    Raises :class:`LakeError` for an unknown, ambiguous or expired build,
+    :class:`~skillwalker_py.errors.NotFoundError` when ``lake`` is no lake.
     """
     config = LakeConfig.resolve(lake)
     listed = builds(config)
+    if not listed:
+        require_lake(config)
     readable = [b for b in listed if b["snapshot_id"] is not None]
     by_snapshot = (next((b for b in readable if b["snapshot_id"] == int(build)), None)
                    if build.isdigit() else None)

@@ -81,12 +81,38 @@ def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
 
 @contextlib.contextmanager
 def _locked(output_dir: Path) -> Iterator[None]:
+    """Hold the marker's lock file, ``.re-evaluated-runs.json.lock``, for one update, and
+    remove it when done, so that no lock file stays in the output folder.
+
+    The update reads, changes and replaces the marker: without a lock, two writers
+    at once lose one's run IDs. The marker itself cannot be the lock (it is replaced,
+    so a writer would lock a file that is no longer the marker), hence a file of its
+    own. Removing it is safe only as done here: a writer removes it while still
+    holding its lock, and a writer that got the lock checks that the file it locked is
+    still the one at the path, else takes the new one (a writer that waited on the
+    removed file would otherwise run beside one that created a new file, and updates
+    would be lost).
+    """
     output_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(output_dir / f"{MARKER_FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    path = output_dir / f"{MARKER_FILE}.lock"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            locked, current = os.fstat(fd), os.stat(path)
+            if (locked.st_dev, locked.st_ino) == (current.st_dev, current.st_ino):
+                break
+        except FileNotFoundError:
+            pass  # removed by the writer that held it: take a new one
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # while holding the lock (see above)
         os.close(fd)  # closing releases the lock
 
 
@@ -111,7 +137,8 @@ def mark_reevaluated(output_dir: str | os.PathLike[str], run_ids: Iterable[str])
     """Add *run_ids* to the marker file; return its new content (deduplicated, sorted).
 
     Every ID is validated before anything is written. The update holds a lock
-    (``.re-evaluated-runs.json.lock``) and replaces the file atomically.
+    (``.re-evaluated-runs.json.lock``, removed when the update is done) and replaces
+    the file atomically, so concurrent writers lose nothing.
     """
     new_ids = {validate_run_id(run_id) for run_id in run_ids}
     return _update(output_dir, lambda current: current | new_ids)

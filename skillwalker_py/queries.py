@@ -5,11 +5,16 @@ last build that finished (see :func:`connect`). The SQL of
 every view lives only in the dbt project: these functions select from the
 views, they never repeat their definitions.
 
-Missing data behaves as in the seed: before the first build, list queries
-return ``[]`` and detail queries raise :class:`NotFoundError`.
+Missing data: a lake whose first build has not finished gives ``[]`` to list
+queries and :class:`NotFoundError` to detail queries, as the seed's functions
+did before the first build. A path that is no lake (a folder that does not
+exist, a file, a folder without a catalog) raises :class:`NotFoundError`, so a
+mistyped path is never taken for an empty lake:
 
 >>> query_test_run_summaries("/nonexistent/lake")
-[]
+Traceback (most recent call last):
+...
+skillwalker_py.errors.NotFoundError: no lake at /nonexistent/lake: the folder does not exist
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from typing import Any, TypedDict, cast
 
 import duckdb
 
-from skillwalker_py.errors import SkillwalkerError
-from skillwalker_py.lake import LakeConfig, reading
+from skillwalker_py.errors import NotFoundError
+from skillwalker_py.lake import LakeConfig, reading, require_lake
 from skillwalker_py.lake import connect as lake_connect
 from skillwalker_py.runid import validate_run_id
 
@@ -46,10 +51,6 @@ __all__ = [
 Row = dict[str, Any]
 LakeArg = str | os.PathLike[str] | LakeConfig | None
 """A lake: its folder, a LakeConfig, or None for the environment's (see skillwalker_py.lake)."""
-
-
-class NotFoundError(SkillwalkerError, LookupError):
-    """A run asked for by ID is not in the built data."""
 
 
 class LlmJudgeGroup(TypedDict):
@@ -92,7 +93,8 @@ def connect(lake: LakeArg = None) -> duckdb.DuckDBPyConnection | None:
     connection reads one complete build (the snapshot the last build that
     finished committed; see :mod:`skillwalker_py.lake`) and keeps it while it
     lives; each query function opens a new one, so it sees the newest build.
-    A build never blocks it.
+    A build never blocks it. (None also for a path that is no lake: the query
+    functions tell the two apart, see :func:`skillwalker_py.lake.require_lake`.)
     """
     return lake_connect(lake)
 
@@ -100,9 +102,15 @@ def connect(lake: LakeArg = None) -> duckdb.DuckDBPyConnection | None:
 @contextmanager
 def _session(lake: LakeArg) -> Iterator[duckdb.DuckDBPyConnection | None]:
     """A connection (None before the first build) for a few queries, with the lake's
-    maintenance held off meanwhile (:func:`skillwalker_py.lake.reading`)."""
-    with reading(lake):
-        con = connect(lake)
+    maintenance held off meanwhile (:func:`skillwalker_py.lake.reading`);
+    :class:`NotFoundError` when ``lake`` is no lake."""
+    config = LakeConfig.resolve(lake)
+    if not config.exists():  # no catalog file: no lock files left in a folder that is no lake
+        require_lake(config)
+    with reading(config):
+        con = connect(config)
+        if con is None:
+            require_lake(config)  # a catalog server without the lake
         try:
             yield con
         finally:
@@ -111,7 +119,8 @@ def _session(lake: LakeArg) -> Iterator[duckdb.DuckDBPyConnection | None]:
 
 
 def query_sql(lake: LakeArg, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-    """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build)."""
+    """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build
+    has finished; :class:`NotFoundError` for a path that is no lake)."""
     with _session(lake) as con:
         return [] if con is None else _rows(con, sql, *params)
 

@@ -24,6 +24,16 @@
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
+    Rows a finished build committed are never undone. When no retained snapshot
+    carries the finished message but sw_builds lists finished builds (their
+    snapshots were expired: by hand, or by the retention of an earlier version,
+    docs/upstream/ducklake-sqlite-time-filters.md), there is no finished state to
+    go back to, and the tables are not "new": the rows stay as the newest snapshot
+    has them (the finished builds' rows, and whole commits of the unfinished one:
+    each table commits its rows with their import log, so the next build reads
+    only what they lack), and the views are built again. Tables are emptied as
+    "new" only on a lake that never finished a build.
+
     `dbt retry` runs only the failed nodes: after this it would finish a build
     without the nodes whose rows were undone, so it is refused (the plugin
     tells it apart); run the build again instead.
@@ -39,7 +49,21 @@
   {%- set finished = state.columns[0].values()[0] -%}
   {%- set latest = state.columns[1].values()[0] -%}
   {%- set schema_changed = state.columns[2].values()[0] -%}
-  {%- if latest is not none and (finished is none or latest > finished) -%}
+  {#- a lake with finished builds whose snapshots all expired: sw_builds has rows -#}
+  {%- set keep_rows = false -%}
+  {%- if latest is not none and finished is none and run_query(
+      "select count(*) from duckdb_columns() where database_name = " ~ sw_sql_string(alias)
+      ~ " and schema_name = " ~ sw_sql_string(target.schema)
+      ~ " and table_name = 'sw_builds' and column_name = 'views_fingerprint'").columns[0].values()[0] > 0 -%}
+    {%- set keep_rows = run_query("select count(*) from " ~ sw_lake_table('sw_builds')).columns[0].values()[0] > 0 -%}
+  {%- endif -%}
+  {%- if keep_rows -%}
+    {{ log("skillwalker: no retained snapshot of a finished build, though sw_builds lists finished "
+           ~ "builds (their snapshots were expired): nothing to go back to; the rows stay as they are "
+           ~ "(last snapshot " ~ latest ~ ") and the views are built again", info=true) }}
+    {%- do run_query("update " ~ sw_lake_table('sw_builds') ~ " set views_fingerprint = NULL"
+                     ~ " where views_fingerprint is not null") -%}
+  {%- elif latest is not none and (finished is none or latest > finished) -%}
     {#- per table of the lake now: "same" (the table of the finished build: undo row by
         row), "replaced" (dropped and created again since: its rows as of then), "new"
         (created since: empty) -#}
@@ -98,3 +122,4 @@
     {%- endif -%}
   {%- endif -%}
 {%- endmacro %}
+

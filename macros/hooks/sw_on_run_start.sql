@@ -1,6 +1,7 @@
 {% macro sw_on_run_start() -%}
   {#-
     For commands that write (build, run, seed): check var replace_run_ids,
+    drop the tables of var rebuild_tables (sw_rebuild_tables),
     undo what builds that never finished committed (sw_close_unfinished_builds),
     create the lake's bookkeeping tables, give the tables that have none DuckLake
     statistics (sw_table_stats), remove the runs of var forget_run_ids (the build lock was taken before dbt
@@ -9,6 +10,7 @@
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
     {%- do sw_call('sw_check_replace_run_ids', {'replace_run_ids': sw_replace_run_ids()}) -%}
+    {%- do sw_rebuild_tables() -%}
     {%- do sw_close_unfinished_builds() -%}
     {%- do run_query(sw_create_lake_tables()) -%}
     {%- do sw_set_lake_options() -%}

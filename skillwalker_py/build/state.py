@@ -4,19 +4,23 @@
   new, so the command can skip dbt's start-up (several seconds), and whether
   the lake's views are current, so the build can leave them out, as it can
   leave out the storage tables that have no file to read;
-* :func:`runs_not_in_output`: the runs a rebuild from the output folder would
-  lose (they are in the lake, their files are gone).
+* :func:`rebuild_losses`: the rows, per run and table, that a rebuild from the
+  output folder would not give back (their files are gone or changed);
+* :func:`runs_in_lake`: the runs the lake holds.
 
-Both read the lake with the rules the build itself uses: the pending files of
+They read the lake with the rules the build itself uses: the pending files of
 each table come from :func:`skillwalker_py.build.ingest.plan_sql`, the finished
-build from :func:`skillwalker_py.lake.finished_snapshot`.
+build from :func:`skillwalker_py.lake.finished_snapshot`. What the lake holds is
+read at the last finished build, never at a newer commit of a build that did
+not finish (which the next build undoes).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,15 +28,23 @@ from typing import Any
 import duckdb
 
 from skillwalker_py.build import ingest
-from skillwalker_py.lake import ALIAS, LakeConfig, finished_snapshot, open_instance
+from skillwalker_py.lake import (
+    ALIAS,
+    LakeConfig,
+    connect,
+    finished_snapshot,
+    open_instance,
+    reading,
+)
 
 __all__ = [
     "LakeState",
+    "RunLoss",
     "delete_run_files",
     "lake_state",
+    "rebuild_losses",
     "run_files",
     "runs_in_lake",
-    "runs_not_in_output",
     "storage_sources",
 ]
 
@@ -133,23 +145,112 @@ def _no_file_to_read(con: duckdb.DuckDBPyConnection, table: str, meta: Mapping[s
 
 
 def runs_in_lake(config: LakeConfig) -> set[str]:
-    """The runs whose rows the lake's import log records (forgotten runs are not)."""
-    con = open_instance(config, ALIAS)
+    """The runs whose rows the lake's import log records at the last finished build
+    (forgotten runs are not). A build that did not finish (killed, failed) may have
+    committed more since, e.g. a killed ``forget``'s removal: the next build undoes it."""
+    con = connect(config)
     if con is None:
         return set()
     try:
-        return {
-            r for (r,) in con.execute(
-                f"select distinct unnest(runs) from {ALIAS}.main.sw_import_log"
-            ).fetchall()
-        }
+        with reading(config):
+            return {r for (r,) in con.execute(
+                "select distinct unnest(runs) from sw_import_log").fetchall()}
     finally:
         con.close()
 
 
-def runs_not_in_output(config: LakeConfig, output_dir: Path) -> list[str]:
-    """Runs with rows in the lake that no file of ``output_dir`` holds any more (sorted)."""
-    return sorted(runs_in_lake(config) - _runs_in_output(output_dir))
+@dataclass(frozen=True)
+class RunLoss:
+    """Rows of one run in one storage table that a rebuild from the output folder would
+    not give back (:func:`rebuild_losses`)."""
+
+    run: str
+    table: str
+    rows: int | None
+    """The run's rows in the table at the last finished build; None when the table
+    cannot be read (a damaged data file: ``skillwalker-data check``)."""
+    reason: str
+    """``gone`` (a file the rows came from is no longer in the output folder, or no
+    longer a regular file), ``changed`` (it is, but with another size or modification
+    time: what it gives is known once read), ``no file`` (no import of the rows is
+    recorded)."""
+
+
+def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) -> list[RunLoss]:
+    """Per run and storage table, the rows of the last finished build that a rebuild of
+    ``tables`` from ``output_dir`` would not give back, sorted by run and table.
+
+    A rebuild empties the tables and reads every file of ``output_dir`` again. The rows
+    a run has in a table came from the files of its latest import into that table (the
+    import log at the last finished build: the files of the build that last read the
+    run for the table). Those files, with the same size and modification time, give
+    the same rows; so the run's rows are kept when every such file is still there as it
+    was imported, and listed otherwise: the whole run in that table (one file holds a
+    run's rows of a table in every layout). Nothing is read but the lake's catalog
+    figures and each file's metadata (``os.stat``).
+    """
+    wanted = sorted(set(tables))
+    con = connect(config)
+    if con is None or not wanted:
+        return []
+    try:
+        with reading(config):
+            present = {t for (t,) in con.execute(
+                "select table_name from duckdb_tables() where database_name = current_database() "
+                "and schema_name = 'main'").fetchall()}
+            counts: dict[str, dict[str, int] | None] = {}
+            for table in (t for t in wanted if t in present):
+                try:
+                    counts[table] = dict(con.execute(
+                        f'select test_run_id, count(*) from main."{table}" group by 1'
+                    ).fetchall())
+                except duckdb.Error:  # a data file is missing or damaged
+                    counts[table] = None
+            sources = con.execute(
+                """
+                with log as (
+                    select source_table, file, size, mtime_ns, build_id, imported_at,
+                           unnest(runs) as run
+                    from sw_import_log where kind = 'rows' and list_contains(?, source_table)
+                ),
+                last as (
+                    select source_table, run, arg_max(build_id, imported_at) as build_id
+                    from log group by all
+                )
+                select distinct source_table, run, file, size, mtime_ns
+                from log join last using (source_table, run, build_id)
+                """, [wanted]).fetchall() if "sw_import_log" in present else []
+    finally:
+        con.close()
+    files: dict[tuple[str, str], list[tuple[str, int | None, int | None]]] = {}
+    for table, run, path, size, mtime_ns in sources:
+        files.setdefault((table, run), []).append((path, size, mtime_ns))
+    seen: dict[str, str | None] = {}
+
+    def state(path: str, size: int | None, mtime_ns: int | None) -> str | None:
+        key = f"{path}\0{size}\0{mtime_ns}"
+        if key not in seen:
+            try:
+                st = os.stat(path)
+            except OSError:
+                seen[key] = "gone"
+            else:
+                seen[key] = ("gone" if not stat.S_ISREG(st.st_mode)
+                             else None if (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
+                             else "changed")
+        return seen[key]
+
+    losses = []
+    for table, by_run in counts.items():
+        runs = by_run.keys() if by_run is not None else {r for (t, r) in files if t == table}
+        for run in runs:
+            rows = by_run.get(run) if by_run is not None else None
+            found = files.get((table, run))
+            reasons = {r for r in (state(*f) for f in found) if r} if found else {"no file"}
+            if reasons:
+                reason = "gone" if "gone" in reasons else reasons.pop()
+                losses.append(RunLoss(run, table, rows, reason))
+    return sorted(losses, key=lambda loss: (loss.run, loss.table))
 
 
 def run_files(output_dir: Path, runs: list[str]) -> list[Path]:
@@ -182,12 +283,6 @@ def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
 
 def _legacy_files(output_dir: Path) -> list[Path]:
     return sorted(p for p in output_dir.glob("*.jsonl") if p.is_file())
-
-
-def _runs_in_output(output_dir: Path) -> set[str]:
-    runs = {p.name for p in (output_dir / "runs").glob("*") if p.is_dir()}
-    runs |= {p.stem for p in output_dir.glob("*-summary/*.json")}
-    return runs | _runs_in_files(_legacy_files(output_dir))
 
 
 def _runs_in_files(files: list[Path]) -> set[str]:

@@ -208,9 +208,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"the output folder {out} is not a folder (check --output-dir)")
     try:
-        summary = generate_sample(out, runs=args.runs, seed=args.seed, overwrite=args.overwrite)
-    except FileExistsError as exc:
-        raise UsageError(f"{exc} (use --overwrite to replace it)") from None
+        summary = generate_sample(
+            out, runs=args.runs, seed=args.seed, overwrite=args.overwrite, part=args.part
+        )
+    except (FileExistsError, FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from None  # each names what to do
     print(summary.format())
     return 0
 
@@ -280,14 +282,15 @@ def cmd_build(args: argparse.Namespace) -> int:
                    idle_tables=state.nothing_to_read)
 
 
-def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> int:
+def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any], *,
+                       keep_views: bool = True) -> int:
     """``run_dbt`` of a build that changes what the storage tables hold (``rebuild``,
     ``forget``): it leaves out the views and seeds when they are current, as ``build``
-    does (its vars steer the build, never what a view returns)."""
+    does (its vars steer the build, never what a view returns), unless not ``keep_views``."""
     where = paths(args)
     state = build_state.lake_state(project_dir(), where.output, lake_config(args, as_of=False),
                                    dbt_vars, check_inputs=False)
-    return run_dbt(args, dbt_vars, [], keep_views=state.views_current)
+    return run_dbt(args, dbt_vars, [], keep_views=keep_views and state.views_current)
 
 
 def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
@@ -299,22 +302,71 @@ def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
+REBUILT_EMPTY = {
+    "sw_import_log": "the import log (reconcile) of earlier builds; every file in the output "
+                     "folder is read again",
+    "sw_rejected_lines": "the rejected lines of every file this build does not read again",
+    "sw_builds": "the list of earlier builds (builds, --as-of)",
+}
+"""What a bookkeeping table rebuilt empty loses (sw_rebuild_tables)."""
+
+
+def _rows(n: int | None) -> str:
+    return "rows unknown" if n is None else f"{n} row{'' if n == 1 else 's'}"
+
+
+def _print_losses(output: Path, losses: list[build_state.RunLoss], shown: int = 20) -> None:
+    """The rows a rebuild loses, one line per run: its tables, their rows, and why."""
+    runs = sorted({loss.run for loss in losses})
+    total = sum(loss.rows or 0 for loss in losses)
+    counted = all(loss.rows is not None for loss in losses)
+    rows = f"{total} row(s)" if counted else f"at least {total} row(s)" if total else "rows"
+    print(f"skillwalker-data: rebuilding from {output} loses {rows} of {len(runs)} run(s) "
+          "that the output folder no longer holds as they were imported:")
+    for run in runs[:shown]:
+        parts = [f"{loss.table} ({_rows(loss.rows)}"
+                 + ("" if loss.reason == "gone" else f", {loss.reason}") + ")"
+                 for loss in losses if loss.run == run]
+        print(f"  {run}: {', '.join(parts)}")
+    if len(runs) > shown:
+        print(f"  and {len(runs) - shown} more run(s)")
+
+
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    from skillwalker_py import lake_check
+
     where = paths(args)
     _check_output_dir(where.output)
-    lost = build_state.runs_not_in_output(lake_config(args, as_of=False), where.output)
-    if lost:
-        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
-        print(
-            f"skillwalker-data: rebuilding from {where.output} loses {len(lost)} run(s) that "
-            f"are in the lake but no longer in the output folder: {shown}"
-        )
+    config = lake_config(args, as_of=False)
+    storage = sorted(build_state.storage_sources(project_dir()))
+    damaged = lake_check.damaged_files(config)
+    unknown = [t for t in args.tables if t not in storage and t not in damaged.tables]
+    if unknown:
+        raise UsageError(f"rebuild: not a storage table: {', '.join(unknown)} (the storage "
+                         f"tables: {', '.join(storage)})")
+    if damaged.problems:
+        print(f"skillwalker-data: {len(damaged.problems)} data file(s) of the last finished "
+              f"build are damaged (skillwalker-data check), in {', '.join(damaged.tables)}: "
+              "rebuilt too")
+    chosen = sorted(set(args.tables or storage) | (set(damaged.tables) & set(storage)))
+    losses = build_state.rebuild_losses(config, where.output, chosen)
+    if losses:
+        _print_losses(where.output, losses)
     else:
-        print(f"skillwalker-data: every run in the lake is still in {where.output}")
-    if not _confirm("Rebuild the storage tables from the output folder?", "rebuild", args):
+        print(f"skillwalker-data: rebuilding from {where.output} loses no row: every run's "
+              "files are still there as they were imported")
+    for table in damaged.tables:
+        if table in REBUILT_EMPTY:
+            print(f"skillwalker-data: {table} is rebuilt empty: lost {REBUILT_EMPTY[table]}")
+    if not _confirm("Rebuild from the output folder?", "rebuild", args):
         print("skillwalker-data: nothing changed")
         return 1
-    return _run_storage_build(args, {"rebuild_storage": True})
+    dbt_vars: dict[str, Any] = {} if args.tables else {"rebuild_storage": True}
+    dropped = sorted(set(args.tables) | set(damaged.tables))
+    if dropped:
+        dbt_vars["rebuild_tables"] = dropped
+    seeds = set(dropped) - set(storage) - set(REBUILT_EMPTY)  # loaded again with the views
+    return _run_storage_build(args, dbt_vars, keep_views=not seeds)
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
@@ -387,8 +439,18 @@ def register(
 
     p = sub.add_parser("sample", parents=[common], help="write the deterministic sample output")
     p.add_argument("--runs", type=_positive, default=6, help="test runs to write (default 6)")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--seed", type=int, default=42,
+        help="seed of the sample's random choices: the same seed writes the same files, "
+        "another seed other data (default 42)",
+    )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace existing output")
+    p.add_argument(
+        "--part", choices=("older", "newest"), default="all",
+        help="write the sample in two steps and build after each, as a lake grows (what "
+        "`make demo` does): 'older' writes every test run but the newest; 'newest' adds "
+        "the newest run, a re-evaluation of an earlier run and the SCIL/ACIL loops",
+    )  # fmt: skip
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("build", parents=[builder], help="import new runs and rebuild the views")
@@ -408,8 +470,12 @@ def register(
 
     p = sub.add_parser(
         "rebuild", parents=[builder],
-        help="rebuild the storage tables from the output folder (lists the runs it would lose)",
+        help="rebuild the storage tables from the output folder (lists the rows it would "
+        "lose); also rebuilds the tables whose data files are damaged (see check)",
     )  # fmt: skip
+    p.add_argument("tables", metavar="TABLE", nargs="*",
+                   help="only these storage tables, and damaged tables (default: every storage "
+                   "table)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_rebuild)
 

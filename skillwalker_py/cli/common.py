@@ -21,13 +21,16 @@ data are in that folder, whatever ``SKILLWALKER_LAKE_CATALOG`` and
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from skillwalker_py import queries
-from skillwalker_py.lake import LakeConfig, at_build
+from skillwalker_py.errors import NotFoundError
+from skillwalker_py.lake import LakeConfig, at_build, require_lake
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "Paths",
     "UsageError",
     "lake_config",
+    "not_found",
     "paths",
     "project_dir",
     "read_lake",
@@ -60,11 +64,13 @@ def project_dir() -> Path:
 
 @dataclass(frozen=True)
 class Paths:
-    """The command's folders, absolute; ``lake_from_option``: named by --lake-dir/--data-set."""
+    """The command's folders, absolute; ``lake_from_option``: named by --lake-dir/--data-set;
+    ``lake_source``: what named the lake (an option or a variable; None: the default)."""
 
     output: Path
     lake: Path
     lake_from_option: bool
+    lake_source: str | None = None
 
 
 def _absolute(raw: str) -> Path:
@@ -76,24 +82,27 @@ def paths(args: argparse.Namespace) -> Paths:
     data_set = getattr(args, "data_set", None)
     home = os.environ.get("SKILLWALKER_HOME") or None
 
-    def pick(option: str | None, part: str, env: str, default: str) -> tuple[Path, bool]:
+    def pick(
+        option: str | None, name: str, part: str, env: str, default: str
+    ) -> tuple[Path, str | None]:
         if option:
-            return _absolute(option), True
+            return _absolute(option), name
         if data_set:
-            return _absolute(data_set) / part, True
+            return _absolute(data_set) / part, "--data-set"
         if os.environ.get(env):
-            return _absolute(os.environ[env]), False
+            return _absolute(os.environ[env]), env
         if home:
-            return _absolute(home) / part, False
-        return _absolute(default), False
+            return _absolute(home) / part, "SKILLWALKER_HOME"
+        return _absolute(default), None
 
-    output, _ = pick(getattr(args, "output_dir", None), "output", "SKILLWALKER_OUTPUT_DIR",
-                     "output")  # fmt: skip
-    lake, from_option = pick(getattr(args, "lake_dir", None), "lake", "SKILLWALKER_LAKE_DIR",
-                             "analytics/lake")  # fmt: skip
+    output, _ = pick(getattr(args, "output_dir", None), "--output-dir", "output",
+                     "SKILLWALKER_OUTPUT_DIR", "output")  # fmt: skip
+    lake, source = pick(getattr(args, "lake_dir", None), "--lake-dir", "lake",
+                        "SKILLWALKER_LAKE_DIR", "analytics/lake")  # fmt: skip
     if lake.exists() and not lake.is_dir():
         raise UsageError(f"the lake folder {lake} is not a folder (check --lake-dir)")
-    return Paths(output=output, lake=lake, lake_from_option=from_option)
+    from_option = source in ("--lake-dir", "--data-set")
+    return Paths(output=output, lake=lake, lake_from_option=from_option, lake_source=source)
 
 
 def lake_config(args: argparse.Namespace, *, as_of: bool = True) -> LakeConfig:
@@ -107,16 +116,38 @@ def lake_config(args: argparse.Namespace, *, as_of: bool = True) -> LakeConfig:
 
 
 def read_lake(args: argparse.Namespace) -> LakeConfig:
-    """The lake to read, or a UsageError when no build has finished there yet."""
-    config = lake_config(args)
-    con = queries.connect(config)
+    """The lake to read (at ``--as-of``), or a UsageError naming what is wrong: the path is
+    no lake (a folder that does not exist, a file, a folder without a catalog), or no
+    build has finished there yet."""
+    where = paths(args)
+    try:
+        config = lake_config(args)
+        con = queries.connect(config)
+        if con is None:
+            require_lake(config)
+    except NotFoundError as exc:
+        source = where.lake_source
+        if not where.lake_from_option and os.environ.get("SKILLWALKER_LAKE_CATALOG"):
+            source = "SKILLWALKER_LAKE_CATALOG"
+        blocked = any(p.exists() and not p.is_dir() for p in (where.lake, *where.lake.parents))
+        if source is None:
+            hint = "run `skillwalker-data build` first, or name a lake with --lake-dir"
+        elif blocked:  # a file where a folder should be: a build cannot help
+            hint = f"check {source}"
+        else:
+            hint = f"check {source}, or run `skillwalker-data build` first"
+        raise UsageError(f"{exc} ({hint})") from None
     if con is None:
-        raise UsageError(f"no built data in {paths(args).lake}: run `skillwalker-data build` first")
+        lake = where.lake if config.sqlite_file is not None else config.catalog
+        raise UsageError(
+            f"no finished build in the lake {lake} yet (its first build is running, or was "
+            "stopped): run `skillwalker-data build`"
+        )
     con.close()
     return config
 
 
-RunKind = Literal["test", "scil", "acil"]
+RunKind = Literal["test", "scil", "acil", "loop"]
 RUN_ALIASES = ("latest", "previous")
 """Names that stand for a run ID wherever one is expected."""
 
@@ -124,22 +155,56 @@ _RUN_SOURCES: dict[str, tuple[str, str]] = {
     "test": ("test_run_status", "true"),
     "scil": ("loop_health", "loop_type = 'scil'"),
     "acil": ("loop_health", "loop_type = 'acil'"),
+    "loop": ("loop_health", "true"),
+}
+_RUN_NAMES: dict[str, tuple[str, str]] = {
+    "test": ("Test run", "test runs"),
+    "scil": ("SCIL run", "SCIL runs"),
+    "acil": ("ACIL run", "ACIL runs"),
+    "loop": ("SCIL/ACIL run", "SCIL/ACIL runs"),
 }
 
 
 def resolve_run(config: LakeConfig, value: str, kind: RunKind = "test") -> str:
-    """A run ID as given, or ``latest`` / ``previous``: the newest test run (SCIL or ACIL
-    run for ``kind`` scil/acil) of the lake and the one before it."""
+    """A run ID of the lake, or ``latest`` / ``previous``: the newest test run (SCIL or ACIL
+    run for ``kind`` scil/acil, either for ``loop``) of the lake and the one before it. A
+    run the lake does not have is a UsageError naming the nearest run IDs it has."""
     if value not in RUN_ALIASES:
-        return validate_run_id(value)
+        validate_run_id(value)
     view, where = _RUN_SOURCES[kind]
     rows = queries.query_sql(
         config,
-        f"select distinct test_run_id from {view} where {where} "
-        "order by test_run_id desc limit 2",
+        f"select distinct test_run_id from {view} where {where} order by test_run_id desc",
     )
+    runs = [str(r["test_run_id"]) for r in rows]
+    label, what = _RUN_NAMES[kind]
+    if value not in RUN_ALIASES:
+        if value not in runs:
+            raise not_found(f"{label} not found: {value}", value, runs, what)
+        return value
     index = RUN_ALIASES.index(value)
-    if len(rows) <= index:
-        what = {"test": "test runs", "scil": "SCIL runs", "acil": "ACIL runs"}[kind]
-        raise UsageError(f"there is no {value} run: the lake has {len(rows)} {what}")
-    return str(rows[index]["test_run_id"])
+    if len(runs) <= index:
+        raise UsageError(f"there is no {value} run: the lake has {len(runs)} {what}")
+    return runs[index]
+
+
+def not_found(message: str, given: str, known: Sequence[str], what: str) -> UsageError:
+    """The error of a filter that names nothing the lake has: ``message``, then the nearest
+    of the names it has (``known``, which are ``what``; :func:`difflib.get_close_matches`),
+    else the first few of them.
+
+    >>> print(not_found("no eval 'refactr'", "refactr", ["code-review", "refactor"], "evals"))
+    no eval 'refactr' (the nearest: refactor)
+    >>> print(not_found("no eval 'nope'", "nope", ["code-review", "refactor"], "evals"))
+    no eval 'nope' (the lake's evals: code-review, refactor)
+    """
+    near = difflib.get_close_matches(given, known, n=3)
+    if near:
+        return UsageError(f"{message} (the nearest: {', '.join(near)})")
+    if not known:
+        return UsageError(f"{message} (the lake has no {what})")
+    shown = ", ".join(list(known)[:_SHOWN]) + (", ..." if len(known) > _SHOWN else "")
+    return UsageError(f"{message} (the lake's {what}: {shown})")
+
+
+_SHOWN = 5

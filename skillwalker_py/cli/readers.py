@@ -6,13 +6,21 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from skillwalker_py import analytics, queries
-from skillwalker_py.cli.common import UsageError, read_lake, resolve_run
+from skillwalker_py.cli.common import (
+    RunKind,
+    UsageError,
+    not_found,
+    paths,
+    read_lake,
+    resolve_run,
+)
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
-from skillwalker_py.lake import builds
+from skillwalker_py.lake import LakeConfig, builds, extension_files, sql_string
 
 __all__ = ["register"]
 
@@ -89,10 +97,21 @@ def _with_config(rows: list[Row]) -> list[Row]:
     return [{**r, "config": f"{r['config_version']}/{r['config_versions']}"} for r in rows]
 
 
+def check_eval(data: LakeConfig, name: str | None, rows: list[Row]) -> None:
+    """``--eval`` found no rows: a UsageError when the lake has no such eval (with the
+    nearest names it has); an eval that is there but has no rows leaves ``(no rows)``."""
+    if name is None or rows:
+        return
+    known = [r["eval"] for r in queries.query_sql(
+        data, "select distinct eval from test_run_status order by eval")]  # fmt: skip
+    if name not in known:
+        raise not_found(f"no eval {name!r} in the lake", name, known, "evals")
+
+
 def cmd_history(args: argparse.Namespace) -> int:
-    rows = analytics.query_test_history(
-        read_lake(args), eval=args.eval, current_only=not args.all_configs
-    )
+    data = read_lake(args)
+    rows = analytics.query_test_history(data, eval=args.eval, current_only=not args.all_configs)
+    check_eval(data, args.eval, rows)
     emit(_with_config(rows) if args.format == "table" else rows, args, HISTORY_COLUMNS)
     return 0
 
@@ -104,7 +123,10 @@ FLAKY_COLUMNS = [
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
-    emit(analytics.query_flaky_tests(read_lake(args), eval=args.eval), args, FLAKY_COLUMNS)
+    data = read_lake(args)
+    rows = analytics.query_flaky_tests(data, eval=args.eval)
+    check_eval(data, args.eval, rows)
+    emit(rows, args, FLAKY_COLUMNS)
     return 0
 
 
@@ -228,7 +250,8 @@ LOOP_TRIGGER_COLUMNS = [
 
 def cmd_triggers(args: argparse.Namespace) -> int:
     data = read_lake(args)
-    run_id = resolve_run(data, args.run_id) if args.run_id else None
+    kind: RunKind = "loop" if args.loops else "test"
+    run_id = resolve_run(data, args.run_id, kind) if args.run_id else None
     if args.loops:
         emit(analytics.query_loop_trigger_metrics(data, run_id), args, LOOP_TRIGGER_COLUMNS)
     else:
@@ -273,8 +296,28 @@ def _loop_command(kind: analytics.LoopType) -> Callable[[argparse.Namespace], in
 REJECTED_COLUMNS = ["source_table", "file", "line", "test_run_id", "reason", "raw"]
 
 
+def _files_in_output(rows: list[Row], args: argparse.Namespace) -> list[Row]:
+    """A table's ``file`` column relative to the output folder (``runs/<run>/<file>``): the
+    part that tells one file from another. A file outside it keeps its path, cut from the
+    left when long. JSON and CSV keep the view's absolute paths."""
+    if args.format not in ("table", "markdown"):
+        return rows
+    out = paths(args).output
+
+    def shown(file: Any) -> Any:
+        if not isinstance(file, str):
+            return file
+        try:
+            return Path(file).relative_to(out).as_posix()
+        except ValueError:
+            return file if len(file) <= 60 else "..." + file[-57:]
+
+    return [{**r, "file": shown(r.get("file"))} for r in rows]
+
+
 def cmd_rejected(args: argparse.Namespace) -> int:
-    emit(analytics.query_rejected_lines(read_lake(args)), args, REJECTED_COLUMNS)
+    rows = analytics.query_rejected_lines(read_lake(args))
+    emit(_files_in_output(rows, args), args, REJECTED_COLUMNS)
     return 0
 
 
@@ -286,7 +329,7 @@ RECONCILE_COLUMNS = [
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
     rows = analytics.query_import_reconciliation(read_lake(args), problems_only=args.problems)
-    emit(rows, args, RECONCILE_COLUMNS)
+    emit(_files_in_output(rows, args), args, RECONCILE_COLUMNS)
     return 1 if args.problems and rows else 0
 
 
@@ -302,17 +345,43 @@ def cmd_builds(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
+    """Every line a plain DuckDB session (the ``duckdb`` CLI 1.5.5, any client of that
+    version) needs to read the last finished build on this machine: the extensions LOADed
+    from their installed packages (no download), the ATTACH pinned to that build's
+    snapshot, and ``USE lake``."""
     config = read_lake(args)
     con = queries.connect(config)
-    assert con is not None  # _lake checked it
+    assert con is not None  # read_lake checked it
     try:
         (snapshot,) = con.execute(f"select * from {lake_alias}.current_snapshot()").fetchall()
     finally:
         con.close()
+    for path in extension_files(config.catalog):
+        print(f"LOAD {sql_string(path)};")
     print(config.attach_sql(snapshot=int(snapshot[0])) + ";")
     print(f"USE {lake_alias};")
     return 0
 
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Every data file the last finished build reads is there, whole and readable: one
+    line per damaged file (its table, path and problem), then a summary; exit 1 if any."""
+    from skillwalker_py.lake_check import damaged_files
+
+    result = damaged_files(read_lake(args))
+    for p in result.problems:
+        print(f"{p.table}: {p.path}: {p.problem}")
+    where = f"the last finished build (snapshot {result.snapshot})"
+    if not result.problems:
+        print(f"skillwalker-data: the {result.files} data files of {where} are whole")
+        return 0
+    tables = " ".join(result.tables)
+    print(f"skillwalker-data: {len(result.problems)} of the {result.files} data files of {where} "
+          f"are damaged, in {', '.join(result.tables)}; `skillwalker-data rebuild {tables}` "
+          "rebuilds those tables from the output folder (it lists first what it cannot give "
+          "back)", file=sys.stderr)
+    return 1
 
 
 def register(
@@ -397,7 +466,8 @@ def register(
 
     p = sub.add_parser(
         "reconcile", parents=[reader],
-        help="per input file and build: lines read = imported + rejected + blank + skipped",
+        help="per input file and build: lines read = imported + rejected + blank + skipped "
+        "(a table shows files relative to the output folder; json and csv their full path)",
     )  # fmt: skip
     p.add_argument("--problems", action="store_true",
                    help="only files where the lines do not add up (exit 1 if any)")
@@ -411,6 +481,14 @@ def register(
 
     p = sub.add_parser(
         "attach", parents=[common],
-        help="print the SQL that attaches the lake's last finished build (for DuckDB itself)",
+        help="print the SQL a plain DuckDB session needs to read the lake's last finished "
+        "build: LOAD the extensions (no download), ATTACH at that build, USE lake",
     )  # fmt: skip
     p.set_defaults(func=cmd_attach)
+
+    p = sub.add_parser(
+        "check", parents=[common],
+        help="check that every data file the last finished build reads is there, whole and "
+        "readable (exit 1 naming each one that is not)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_check)

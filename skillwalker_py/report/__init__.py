@@ -4,6 +4,8 @@
 >>> from skillwalker_py.report import default_out, write_report
 >>> default_out(LakeConfig.from_dir("/srv/evals/analytics/lake"))
 PosixPath('/srv/evals/analytics/report.html')
+>>> report_path("/srv/evals/reports/")  # a folder: report.html in it
+PosixPath('/srv/evals/reports/report.html')
 >>> write_report("analytics/lake", "analytics/report.html", runs=50)  # doctest: +SKIP
 ReportResult(path=PosixPath('/.../analytics/report.html'), size_bytes=1893771, ...)
 
@@ -25,9 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import LakeConfig
 
-__all__ = ["DEFAULT_RUNS", "ReportResult", "default_out", "write_report"]
+__all__ = [
+    "DEFAULT_RUNS", "ReportError", "ReportResult", "default_out", "report_path", "write_report",
+]  # fmt: skip
 
 DEFAULT_RUNS = 20
 """Test runs (and SCIL/ACIL loops) shown without ``--runs`` / ``--all``."""
@@ -52,6 +57,32 @@ def default_out(config: LakeConfig) -> Path:
     return (sqlite.parent.parent if sqlite is not None else Path.cwd()) / "report.html"
 
 
+class ReportError(SkillwalkerError):
+    """The report cannot be written where it was asked for (one line: where, and why)."""
+
+
+def report_path(out: str | os.PathLike[str]) -> Path:
+    """The file a report asked for at ``out`` goes to: ``out`` itself, or ``report.html``
+    in it when ``out`` is an existing folder or ends with ``/``. Missing folders on the
+    way are created when it is written; :class:`ReportError` when they cannot be (a file
+    in the way, a folder that is not writable), before anything is read.
+    """
+    text = os.fspath(out)
+    path = Path(text).expanduser().absolute()
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        path = path / "report.html"
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ReportError(
+            f"cannot write the report to {path}: {existing} is a file, not a folder"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ReportError(f"cannot write the report to {path}: {existing} is not writable")
+    return path
+
+
 def write_report(
     lake: str | os.PathLike[str] | LakeConfig | None,
     out: str | os.PathLike[str],
@@ -59,7 +90,8 @@ def write_report(
     runs: int | None = DEFAULT_RUNS,
     progress: Callable[[str], None] = lambda _: None,
 ) -> ReportResult:
-    """Write the report of ``lake``'s last finished build (or its pinned snapshot) to ``out``.
+    """Write the report of ``lake``'s last finished build (or its pinned snapshot) to ``out``
+    (a file, or a folder to hold ``report.html``: :func:`report_path`).
 
     ``runs``: the latest N test runs and SCIL/ACIL loops to show (None: all).
     A lake with no finished build gives a valid page that says so. The file
@@ -72,14 +104,17 @@ def write_report(
     config = LakeConfig.resolve(lake)
     data = load_report_data(config, runs, progress)
     progress("rendering")
-    path = Path(out).absolute()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = report_path(out)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as fh:
             for piece in render_report(data, runs_option=runs):
                 fh.write(piece)
         tmp.replace(path)
+    except OSError as exc:  # a folder made read-only or removed meanwhile, a full disk
+        tmp.unlink(missing_ok=True)
+        raise ReportError(f"cannot write the report to {path}: {exc.strerror or exc}") from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import LakeConfig
-from skillwalker_py.report import DEFAULT_RUNS, default_out, write_report
+from skillwalker_py.report import DEFAULT_RUNS, default_out, report_path, write_report
 
 __all__ = ["add_arguments", "run"]
 
@@ -17,8 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``skillwalker-data report``."""
     parser.add_argument(
         "--out", metavar="PATH",
-        help="the HTML file to write (default: report.html beside the lake folder, "
-        "analytics/report.html for the default lake); relative to the current directory",
+        help="the HTML file to write, or a folder to write report.html in (an existing "
+        "folder, or PATH ending with /); missing folders are created (default: report.html "
+        "beside the lake folder, analytics/report.html for the default lake); relative to "
+        "the current directory",
     )  # fmt: skip
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, config: LakeConfig) -> int:
         raise SkillwalkerError(
             f"--runs must be at least 1 (got {args.runs}); --all shows every run"
         )
-    out = Path(args.out) if args.out else default_out(config)
+    out = report_path(args.out) if args.out else default_out(config)  # checked before reading
 
     def progress(step: str) -> None:
         print(f"report: {step}", file=sys.stderr, flush=True)

@@ -29,7 +29,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="average KiB of stream events per test execution (default 4)",
     )
     parser.add_argument("--layout", choices=("per-run", "single"), default="per-run")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--seed", type=int, default=42,
+        help="seed of the random choices: the same seed writes the same files (default 42)",
+    )  # fmt: skip
     parser.add_argument("--start", default=DEFAULT_START, help="first run ID (YYYYMMDDTHHMMSS)")
     parser.add_argument("--no-loops", action="store_true", help="skip the SCIL/ACIL loops")
     parser.add_argument(

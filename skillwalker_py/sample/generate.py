@@ -18,6 +18,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 from skillwalker_py.config import build_test_case_id
 from skillwalker_py.jsonl import (
@@ -77,12 +78,16 @@ class SampleSummary:
     total_bytes: int
     """Bytes of every file written."""
 
+    part: str = "all"
+    """What was written: ``all``, ``older`` or ``newest`` (see :func:`generate_sample`)."""
+
     def format(self) -> str:
         """Return the summary as the human-readable text the CLI prints."""
         mib = self.total_bytes / 2**20
         return "\n".join(
             [
-                f"sample written to {self.path} (layout {self.layout})",
+                f"sample written to {self.path} (layout {self.layout}"
+                + ("" if self.part == "all" else f", part {self.part}") + ")",
                 f"  runs:                   {self.runs} ({self.run_ids[0]} .. {self.run_ids[-1]})",
                 f"  test executions:        {self.test_executions} "
                 f"({self.infrastructure_errors} infrastructure errors, "
@@ -102,6 +107,10 @@ class SampleSummary:
                 f"  total size:             {mib:.1f} MiB",
             ]
         )
+
+
+Part = Literal["all", "older", "newest"]
+PARTS: tuple[Part, ...] = ("all", "older", "newest")
 
 
 def _existing_output(out: Path) -> list[Path]:
@@ -145,6 +154,7 @@ def generate_sample(
     include_loops: bool = True,
     start: str = DEFAULT_START,
     overwrite: bool = False,
+    part: Part = "all",
 ) -> SampleSummary:
     """Write a deterministic, realistic sample of eval output into *output_dir*.
 
@@ -152,6 +162,12 @@ def generate_sample(
     not already hold output (``runs/``, the JSONL files, the summary
     directories or the marker); with ``overwrite=True`` exactly those are
     removed first.
+
+    ``part`` writes the sample in two steps, as a lake grows: ``older`` writes
+    every test run but the newest; ``newest`` adds to that output what came
+    after: the newest test run, the re-evaluation of an earlier run (and its
+    marker) and the SCIL/ACIL loops. Built after each step, a lake has two
+    builds; the two parts together are byte for byte the files of ``all``.
     """
     if runs < 1 or tests_per_eval < 1 or evals < 1:
         raise ValueError("runs, tests_per_eval and evals must be at least 1")
@@ -159,14 +175,22 @@ def generate_sample(
         raise ValueError("payload_kb must be positive")
     if layout not in ("per-run", "single"):
         raise ValueError(f"unknown layout {layout!r}: expected 'per-run' or 'single'")
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}: expected one of {', '.join(PARTS)}")
+    if part != "all" and runs < 2:
+        raise ValueError(f"part {part!r} needs at least 2 runs (the older and the newest)")
     out = Path(output_dir)
     existing = _existing_output(out)
-    if existing and not overwrite:
+    if part == "newest":
+        if overwrite:
+            raise ValueError("part 'newest' adds to the output of part 'older': no overwrite")
+        _check_older_part(out, existing, consecutive_run_ids(start, runs)[-1])
+    elif existing and not overwrite:
         raise FileExistsError(
             f"{out} already holds eval output ({', '.join(p.name for p in existing)}); "
             "pass overwrite=True (--overwrite) to replace it"
         )
-    for path in existing:
+    for path in existing if part != "newest" else []:
         if path.is_dir():
             shutil.rmtree(path)
         else:
@@ -187,6 +211,10 @@ def generate_sample(
     to_reevaluate: list[_Reeval] = []
 
     for run, run_id in enumerate(run_ids):
+        if part == "older" and run == runs - 1:
+            break  # the newest run and all that follows it are the other part
+        # part newest draws the older runs' random numbers too, without writing them
+        writing = part != "newest" or run == runs - 1
         clock = parse_run_id(run_id)
         for ev, tests in suites:
             for test in tests:
@@ -211,9 +239,10 @@ def generate_sample(
                     "scaffold": test.scaffold,
                     "expect": list(test.expect),
                 }
-                write_test_config(out, config, layout=layout)
-                counts.test_configs += 1
-                counts.executions += 1
+                if writing:
+                    write_test_config(out, config, layout=layout)
+                    counts.test_configs += 1
+                    counts.executions += 1
                 clock += timedelta(milliseconds=rng.randrange(300, 3000))
                 if plan.ending == "infra":
                     event: Json = {
@@ -221,14 +250,15 @@ def generate_sample(
                         "status": "infrastructure-error",
                         "error": "claude CLI timed out after 600s (no output for 600s)",
                     }
-                    run_file = _test_run_path(out, layout, run_id)
-                    size_before = run_file.stat().st_size if run_file.exists() else 0
-                    write_test_run_event(out, event, layout=layout, **keys)
-                    counts.test_run_bytes += run_file.stat().st_size - size_before
-                    counts.events += 1
-                    counts.infra += 1
-                    counts.result_events += 1
-                    counts.without_results += 1
+                    if writing:
+                        run_file = _test_run_path(out, layout, run_id)
+                        size_before = run_file.stat().st_size if run_file.exists() else 0
+                        write_test_run_event(out, event, layout=layout, **keys)
+                        counts.test_run_bytes += run_file.stat().st_size - size_before
+                        counts.events += 1
+                        counts.infra += 1
+                        counts.result_events += 1
+                        counts.without_results += 1
                     clock += timedelta(seconds=600)
                     continue
                 target = int(payload_kb * 1024 * rng.uniform(0.6, 1.4))
@@ -236,15 +266,16 @@ def generate_sample(
                 ctx = Ctx(rng, corpus, ev, test, plan, run, target, join)
                 outputs = [(p, output_content(p, ctx)) for p in test.outputs]
                 stream = build_stream(ctx, outputs)
-                run_file = _test_run_path(out, layout, run_id)
-                size_before = run_file.stat().st_size if run_file.exists() else 0
-                for event in stream.events:
-                    write_test_run_event(out, event, layout=layout, **keys)
-                counts.test_run_bytes += run_file.stat().st_size - size_before
-                counts.events += len(stream.events)
-                counts.result_events += sum(e.get("type") == "result" for e in stream.events)
+                if writing:
+                    run_file = _test_run_path(out, layout, run_id)
+                    size_before = run_file.stat().st_size if run_file.exists() else 0
+                    for event in stream.events:
+                        write_test_run_event(out, event, layout=layout, **keys)
+                    counts.test_run_bytes += run_file.stat().st_size - size_before
+                    counts.events += len(stream.events)
+                    counts.result_events += sum(e.get("type") == "result" for e in stream.events)
                 clock += timedelta(milliseconds=stream.duration_ms)
-                for rel_path, content in outputs:
+                for rel_path, content in outputs if writing else []:
                     record: OutputFileRecord = {
                         "test_run_id": run_id,
                         "test_case": keys["test_case"],
@@ -256,13 +287,14 @@ def generate_sample(
                     write_output_file(out, record, layout=layout)
                     counts.output_files += 1
                 if not plan.write_results:
-                    counts.without_results += 1
+                    if writing:
+                        counts.without_results += 1
                     continue
                 at = clock + timedelta(milliseconds=rng.randrange(200, 1500))
                 rows = evaluate(keys, test, stream, plan.judge_score, at, rng)
-                for row in rows:
+                for row in rows if writing else []:
                     write_test_result(out, row, layout=layout)
-                counts.results += len(rows)
+                    counts.results += 1
                 done = at + timedelta(seconds=10)
                 if counts.last_moment is None or done > counts.last_moment:
                     counts.last_moment = done
@@ -274,7 +306,7 @@ def generate_sample(
 
     # Re-evaluation: after every run, results of one run are evaluated again.
     reevaluated: tuple[str, ...] = ()
-    if to_reevaluate and counts.last_moment is not None:
+    if part != "older" and to_reevaluate and counts.last_moment is not None:
         at = counts.last_moment + timedelta(hours=2)
         for item in to_reevaluate:
             at += timedelta(milliseconds=rng.randrange(500, 4000))
@@ -288,7 +320,7 @@ def generate_sample(
     scil_ids: tuple[str, ...] = ()
     acil_ids: tuple[str, ...] = ()
     scil_iterations = acil_iterations = 0
-    if include_loops:
+    if include_loops and part != "older":
         scil_ids = (all_ids[runs],)
         scil_iterations = scil_loop(out, layout, scil_ids[0], rng)
         if loop_ids == 2:
@@ -296,11 +328,12 @@ def generate_sample(
             acil_iterations = acil_loop(out, layout, acil_ids[0], rng)
 
     total = sum(p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file())
+    written = {"all": run_ids, "older": run_ids[:-1], "newest": run_ids[-1:]}[part]
     return SampleSummary(
         path=out,
         layout=layout,
-        runs=runs,
-        run_ids=tuple(run_ids),
+        runs=len(written),
+        run_ids=tuple(written),
         scil_run_ids=scil_ids,
         acil_run_ids=acil_ids,
         reevaluated_run_ids=reevaluated,
@@ -319,7 +352,26 @@ def generate_sample(
         acil_summaries=len(acil_ids),
         test_run_bytes=counts.test_run_bytes,
         total_bytes=total,
+        part=part,
     )
+
+
+def _check_older_part(out: Path, existing: list[Path], newest_run: str) -> None:
+    """Part ``newest`` adds to the output of part ``older``: what it writes must not be there,
+    and the older runs must."""
+    names = {p.name for p in existing}
+    later = names & {MARKER_FILE, "scil-summary", "acil-summary"}
+    if (out / "runs" / newest_run).exists():
+        later.add(f"runs/{newest_run}")
+    if later:
+        raise FileExistsError(
+            f"{out} already holds the newest part of the sample ({', '.join(sorted(later))}); "
+            "write part 'older' first (with overwrite)"
+        )
+    if not names:
+        raise FileNotFoundError(
+            f"{out} holds no eval output: part 'newest' adds to the output of part 'older'"
+        )
 
 
 def _test_run_path(out: Path, layout: Layout, run_id: str) -> Path:

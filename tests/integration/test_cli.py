@@ -226,6 +226,26 @@ def test_reconcile(cli: Cli, ids: dict[str, str]) -> None:
     assert cli.json("reconcile", "--problems") == []
 
 
+def test_tables_show_files_relative_to_the_output_folder(cli: Cli, ids: dict[str, str]) -> None:
+    """`reconcile` cut the file column's absolute path at 60 characters from the left,
+    hiding which run a file belongs to; tables show it relative to the output folder."""
+    output = str(cli.project.output_dir)
+    table = table_lines(cli("reconcile").stdout)[2:]
+    files = {line.split()[1] for line in table}
+    assert f"runs/{ids['r2']}/test-results.jsonl" in files
+    assert f"runs/{ids['r1']}/test-run.jsonl" in files
+    assert len(files) == len({r["file"] for r in cli.json("reconcile")})
+    assert not any(output in line or "..." in line for line in table)
+    torn = cli.project.output_dir / "runs" / ids["r2"] / "test-results.jsonl"
+    last_line = len(torn.read_text(encoding="utf-8").splitlines())  # the torn line
+    (rejected,) = table_lines(cli("rejected").stdout)[2:]
+    assert rejected.split()[:3] == [
+        "test_results", f"runs/{ids['r2']}/test-results.jsonl", str(last_line)]
+    markdown = cli("reconcile", "--format", "markdown").stdout
+    assert f"| runs/{ids['r1']}/test-run.jsonl |" in markdown and output not in markdown
+    assert all(r["file"].startswith(output + "/") for r in cli.csv("reconcile"))
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -249,12 +269,103 @@ def test_user_mistakes_are_one_line(
     assert proc.stderr.startswith("skillwalker-data: error: ")
 
 
-@pytest.mark.parametrize("command", ["summaries", "history", "flaky", "rejected", "run"])
-def test_no_built_data(cli: Cli, tmp_path: Path, command: str) -> None:
-    args = [command, "20260301T090000"] if command == "run" else [command]
-    proc = cli(*args, code=2, env={"SKILLWALKER_LAKE_DIR": str(tmp_path / "empty")})
-    assert proc.stderr.count("\n") == 1 and "no built data" in proc.stderr
-    assert "Traceback" not in proc.stderr
+READERS = ["summaries", "history", "flaky", "rejected", "reconcile", "builds", "attach", "run",
+           "triggers", "scil", "acil", "compare"]  # fmt: skip
+
+
+def _reader(command: str) -> list[str]:
+    return [command, "20260301T090000"] if command in ("run", "compare") else [command]
+
+
+def _no_lake(tmp_path: Path) -> list[tuple[list[str], dict[str, str], str]]:
+    """Paths that are no lake (options, environment, the error's message), in ``tmp_path``."""
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    return [
+        (["--data-set", "a-file"], {}, f"no lake at {tmp_path}/a-file/lake: {tmp_path}/a-file "
+         "is a file, not a folder (check --data-set)"),
+        (["--lake-dir", "empty"], {}, f"no lake at {tmp_path}/empty: the folder holds no "
+         "catalog.sqlite (check --lake-dir, or run `skillwalker-data build` first)"),
+        ([], {"SKILLWALKER_LAKE_DIR": str(tmp_path / "nowhere")}, f"no lake at {tmp_path}/"
+         "nowhere: the folder does not exist (check SKILLWALKER_LAKE_DIR, or run "
+         "`skillwalker-data build` first)"),
+    ]  # fmt: skip
+
+
+def test_a_path_that_is_no_lake_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    """`--data-set <a regular file>` said "run `skillwalker-data build` first": a reader
+    says what is wrong with the path, and what named it, in one line, exit 2."""
+    for options, env, message in _no_lake(tmp_path):
+        proc = cli("summaries", *options, env=env, cwd=tmp_path, code=2)
+        assert (proc.stdout, proc.stderr) == ("", f"skillwalker-data: error: {message}\n")
+    assert sorted(p.name for p in (tmp_path / "empty").iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_every_reader_refuses_a_path_that_is_no_lake(
+    cli: Cli, tmp_path: Path, command: str
+) -> None:
+    options, env, message = _no_lake(tmp_path)[0]
+    proc = cli(*_reader(command), *options, env=env, cwd=tmp_path, code=2)
+    assert (proc.stdout, proc.stderr) == ("", f"skillwalker-data: error: {message}\n")
+
+
+def test_the_default_lake_before_any_build(cli: Cli, tmp_path: Path) -> None:
+    env = {**cli.project.env(), "HOME": str(tmp_path)}
+    del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
+    proc = subprocess.run([str(CLI), "flaky"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (2, (
+        f"skillwalker-data: error: no lake at {tmp_path}/analytics/lake: the folder does not "
+        "exist (run `skillwalker-data build` first, or name a lake with --lake-dir)\n"))
+
+
+def test_a_lake_whose_first_build_has_not_finished(cli: Cli, tmp_path: Path) -> None:
+    """A lake (its catalog is there) with no finished build: not an error of the path."""
+    config = lake.LakeConfig.from_dir(tmp_path / "lake")
+    (tmp_path / "lake").mkdir()
+    con = duckdb.connect()
+    lake.load_extensions(con)
+    con.execute(config.attach_sql(read_only=False))
+    con.execute("create table lake.main.t (a int)")
+    con.close()
+    proc = cli("summaries", "--lake-dir", str(tmp_path / "lake"), code=2)
+    assert proc.stderr == (
+        f"skillwalker-data: error: no finished build in the lake {tmp_path}/lake yet (its "
+        "first build is running, or was stopped): run `skillwalker-data build`\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["history", "--eval", "nope"],
+         "no eval 'nope' in the lake (the lake's evals: code-review, explore-agent, refactor)"),
+        (["flaky", "--eval", "refactr"], "no eval 'refactr' in the lake (the nearest: refactor)"),
+        (["history", "--eval", "code_review", "--format", "json"],
+         "no eval 'code_review' in the lake (the nearest: code-review)"),
+        (["run", "{r3_typo}"], "Test run not found: {r3_typo} (the nearest: {r3}"),
+        (["compare", "{r1}", "{r3_typo}"], "Test run not found: {r3_typo} (the nearest: {r3}"),
+        (["triggers", "{r3_typo}"], "Test run not found: {r3_typo} (the nearest: {r3}"),
+        (["scil", "{r3}"], "SCIL run not found: {r3} (the nearest: {scil})"),
+        (["acil", "{scil}"], "ACIL run not found: {scil} (the nearest: {acil})"),
+        (["triggers", "--loops", "{r3}"], "SCIL/ACIL run not found: {r3} (the nearest: "),
+    ],
+)  # fmt: skip
+def test_a_filter_naming_nothing_says_so(
+    cli: Cli, ids: dict[str, str], args: list[str], message: str
+) -> None:
+    """`history --eval nope` printed "(no rows)" and exited 0: a filter that names no eval
+    or run of the lake is one line, exit 2, with the nearest names the lake has."""
+    names = {**ids, "r3_typo": ids["r3"][:-1] + str((int(ids["r3"][-1]) + 1) % 10)}
+    proc = cli(*(a.format(**names) for a in args), code=2)
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"skillwalker-data: error: {message.format(**names)}")
+    assert proc.stderr.count("\n") == 1
+
+
+def test_a_filter_with_no_rows_is_no_error(cli: Cli) -> None:
+    """An eval the lake has, with nothing flaky in it: (no rows), exit 0."""
+    assert cli("flaky", "--eval", "refactor").stdout == "(no rows)\n"
 
 
 def test_a_thread_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -> None:
@@ -386,7 +497,7 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
         (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
          "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
          "lake_target_file_size, lock_timeout_seconds, output_dir, rebuild_storage, "
-         "replace_run_ids, snapshot_retention_days)"),
+         "rebuild_tables, replace_run_ids, snapshot_retention_days)"),
         (["build", "--", "--vars", "{full_tests: 1}"],
          "--vars: full_tests must be true or false, not 1"),
         (["build", "--vars", "{replace_run_ids: [20260301T090000, nope]}"],
@@ -431,8 +542,8 @@ def test_relative_paths_resolve_against_the_current_directory(
         == expected
     proc = cli("summaries", "--lake-dir", "lake", cwd=tmp_path, code=2)
     assert proc.stderr == (
-        f"skillwalker-data: error: no built data in {tmp_path}/lake: run `skillwalker-data "
-        "build` first\n"
+        f"skillwalker-data: error: no lake at {tmp_path}/lake: the folder does not exist "
+        "(check --lake-dir, or run `skillwalker-data build` first)\n"
     )
     home = {"SKILLWALKER_HOME": root.name}
     env = {**cli.project.env(), **home}
@@ -443,3 +554,54 @@ def test_relative_paths_resolve_against_the_current_directory(
     assert len(json.loads(proc.stdout)) == 1
     attach = cli("attach", "--data-set", ".", cwd=root, env=nowhere).stdout
     assert f"ducklake:sqlite:{root}/lake/catalog.sqlite" in attach
+
+
+def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:
+    """`report --out DIR`: an existing folder, or a path ending with /, gets report.html in
+    it (an existing folder ended in IsADirectoryError, `reports/` wrote a file `reports`);
+    missing folders are created; a file in the way is one line (and nothing else: the lake is
+    not read), exit 2."""
+    (tmp_path / "existing").mkdir()
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    # the sample's lake, then (cheaper: the path is the point) a lake with no build yet
+    unbuilt = ["--lake-dir", str(tmp_path / "existing" / "lake")]
+    for out, written, where in (("existing", "existing/report.html", []),
+                                ("reports/", "reports/report.html", unbuilt),
+                                ("new/deeper/mine.html", "new/deeper/mine.html", unbuilt)):
+        proc = cli("report", "--runs", "1", "--out", out, *where, cwd=tmp_path)
+        shown = "1 of 3 test runs" if not where else "no finished build yet"
+        assert proc.stdout.startswith(f"skillwalker-data: wrote {tmp_path / written} ("), out
+        assert shown in proc.stdout
+        assert "<html" in (tmp_path / written).read_text(encoding="utf-8")[:200].lower()
+    assert (tmp_path / "reports").is_dir()
+    for out in ("a-file/report.html", "a-file/"):
+        proc = cli("report", "--out", out, cwd=tmp_path, code=2)
+        assert proc.stderr == (
+            f"skillwalker-data: error: cannot write the report to {tmp_path}/a-file/report.html: "
+            f"{tmp_path}/a-file is a file, not a folder\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "existing", "new", "reports"]
+
+
+def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path) -> None:
+    """`attach` printed the ATTACH alone, which an offline DuckDB cannot run (it tries to
+    download the ducklake extension): its lines, fed one by one to a new DuckDB that may
+    neither install nor autoload an extension, read the last finished build."""
+    lines = cli("attach").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
+    assert lines[0].endswith("/ducklake.duckdb_extension';")
+    assert lines[1].endswith("/sqlite_scanner.duckdb_extension';")
+    (build,) = lake.builds(cli.project.lake_dir)
+    assert lines[2].endswith(f", SNAPSHOT_VERSION {build['snapshot_id']});")
+    offline: dict[str, str | bool | int | float | list[str]] = {
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        "extension_directory": str(tmp_path / "no-extensions")}  # fmt: skip
+    con = duckdb.connect(config=offline)
+    for line in lines:
+        con.execute(line)
+    assert con.execute("select count(distinct test_run_id) from per_test").fetchone() == (3,)
+    con.close()
+    bare = duckdb.connect(config=offline)
+    with pytest.raises(duckdb.Error, match="ducklake"):
+        bare.execute(lines[2])  # what the README showed: the ATTACH without the LOADs
+    bare.close()

@@ -206,8 +206,12 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
     assert runs == set(summary.run_ids)
 
     refused = _cli(project, "rebuild", code=2)  # no terminal, no --yes
-    assert f"loses 1 run(s) that are in the lake but no longer in the output folder: {pruned}" \
-        in refused.stdout
+    assert "row(s) of 1 run(s) that the output folder no longer holds" in refused.stdout
+    ((configs,),) = project.query("select count(*) from test_config where test_run_id = ?",
+                                  [pruned])
+    listed = [line for line in refused.stdout.splitlines() if line.startswith("  ")]
+    assert len(listed) == 1 and listed[0].startswith(f"  {pruned}: ")
+    assert f"test_config ({configs} rows)" in listed[0]
     assert "pass --yes" in refused.stderr and refused.stderr.count("\n") == 1
     runs = {r for (r,) in project.query("select distinct test_run_id from per_test")}
     assert runs == set(summary.run_ids)  # nothing changed
@@ -223,12 +227,12 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
 def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
     project = built.restore("second")
     lines = _cli(project, "attach").stdout.splitlines()
-    assert lines[0].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[0]
-    assert lines[1] == "USE lake;"
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
+    assert lines[2].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[2]
+    assert lines[3] == "USE lake;"
     expected = project.query("select count(*) from per_test")
-    con = duckdb.connect()
+    con = duckdb.connect()  # the printed LOAD lines load the extensions
     try:
-        lake.load_extensions(con)
         for line in lines:
             con.execute(line)
         assert con.execute("select count(*) from per_test").fetchall() == expected

@@ -1,9 +1,11 @@
 """The query functions of ``skillwalker_py.queries`` over real builds, and before any build.
 
 Missing data behaves as in the seed (``seed/data.md``, "Missing Parquet
-files"): list queries return ``[]``, detail queries raise "Test run not
-found: <id>", "SCIL run not found: <id>" or "ACIL run not found: <id>"; an
-invalid run ID raises ``InvalidRunIdError`` before any SQL runs.
+files") for a lake whose first build has not finished: list queries return
+``[]``, detail queries raise "Test run not found: <id>", "SCIL run not found:
+<id>" or "ACIL run not found: <id>". A path that is no lake raises
+``NotFoundError`` ("no lake at ..."). An invalid run ID raises
+``InvalidRunIdError`` before any SQL runs.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from skillwalker_py import queries
-from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
-from skillwalker_py.queries import NotFoundError
+from skillwalker_py import lake, queries
+from skillwalker_py.errors import InvalidRunIdError, NotFoundError, SkillwalkerError
 
 from .conftest import DbtProject
 from .scenarios import (
@@ -59,28 +61,69 @@ def assert_snake_case(rows: list[dict[str, Any]]) -> None:
 # =========================================================================== before any build
 
 
-@pytest.fixture(params=["missing", "empty"])
-def unbuilt_data_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """A data directory that does not exist, or exists with nothing built in it."""
-    path = tmp_path / "analytics" / "data"
+@pytest.fixture(params=["missing", "empty", "a file", "a file above"])
+def not_a_lake(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
+    """A path that is no lake, and why (what NotFoundError says)."""
+    path = tmp_path / "analytics" / "lake"
+    if request.param == "missing":
+        return path, f"no lake at {path}: the folder does not exist"
     if request.param == "empty":
         path.mkdir(parents=True)
+        return path, f"no lake at {path}: the folder holds no catalog.sqlite"
+    if request.param == "a file":
+        path.parent.mkdir(parents=True)
+        path.write_text("x", encoding="utf-8")
+        return path, f"no lake at {path}: it is a file, not a folder"
+    path.parent.write_text("x", encoding="utf-8")  # --data-set <a regular file>
+    return path, f"no lake at {path}: {path.parent} is a file, not a folder"
+
+
+@pytest.fixture(scope="module")
+def unbuilt_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake whose first build has not finished: a DuckLake catalog with a table and no
+    commit of a finished build."""
+    path = tmp_path_factory.mktemp("unbuilt") / "lake"
+    path.mkdir()
+    con = duckdb.connect()
+    lake.load_extensions(con)
+    con.execute(lake.LakeConfig.from_dir(path).attach_sql(read_only=False))
+    con.execute("create table lake.main.test_run (test_run_id varchar)")
+    con.close()
     return path
 
 
 @pytest.mark.parametrize("name", LIST_QUERIES)
-def test_list_queries_before_any_build_return_nothing(unbuilt_data_dir: Path, name: str) -> None:
-    assert LIST_QUERIES[name](unbuilt_data_dir) == []
+def test_list_queries_of_a_lake_without_a_build_return_nothing(
+    unbuilt_lake: Path, name: str
+) -> None:
+    assert LIST_QUERIES[name](unbuilt_lake) == []
 
 
 @pytest.mark.parametrize("name", DETAIL_QUERIES)
-def test_detail_queries_before_any_build_raise_not_found(unbuilt_data_dir: Path, name: str) -> None:
+def test_detail_queries_of_a_lake_without_a_build_raise_not_found(
+    unbuilt_lake: Path, name: str
+) -> None:
     fn, message = DETAIL_QUERIES[name]
     with pytest.raises(NotFoundError) as info:
-        fn(unbuilt_data_dir, RUN_A)
+        fn(unbuilt_lake, RUN_A)
     assert str(info.value) == message.format(RUN_A)
     assert isinstance(info.value, SkillwalkerError)
     assert isinstance(info.value, LookupError)
+    assert queries.NotFoundError is NotFoundError  # still importable from queries
+
+
+@pytest.mark.parametrize("name", [*LIST_QUERIES, *DETAIL_QUERIES])
+def test_a_path_that_is_no_lake_raises_not_found(not_a_lake: tuple[Path, str], name: str) -> None:
+    """`query_test_run_summaries('<a folder that does not exist>')` returned [], as if the
+    lake were empty: a mistyped path is an error, for list and detail queries alike."""
+    path, message = not_a_lake
+    with pytest.raises(NotFoundError) as info:
+        if name in LIST_QUERIES:
+            LIST_QUERIES[name](path)
+        else:
+            DETAIL_QUERIES[name][0](path, RUN_A)
+    assert str(info.value) == message
+    assert not (path.is_dir() and any(path.iterdir()))  # nothing created there
 
 
 @pytest.mark.parametrize("name", DETAIL_QUERIES)

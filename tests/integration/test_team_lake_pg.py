@@ -22,6 +22,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -337,6 +338,41 @@ def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
             con.execute("create table writer.main.not_allowed (x INTEGER)")
     finally:
         con.close()
+
+
+def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
+    team: Team, tmp_path: Path
+) -> None:
+    """The README's team section: `skillwalker-data attach` with the reader's variables
+    prints the lines a DuckDB session that may not download an extension runs to read the
+    last finished build (the PostgreSQL extension loaded too)."""
+    pg = team.postgres
+    pg.psql("do $$ begin create role attach_reader login; exception when duplicate_object "
+            "then null; end $$")
+    pg.psql("grant connect on database team_lake to attach_reader")
+    pg.psql("grant usage on schema public to attach_reader; "
+            "grant select on all tables in schema public to attach_reader", dbname="team_lake")
+    catalog = pg.catalog("team_lake", user="attach_reader")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLWALKER_")}
+    env.update({"SKILLWALKER_LAKE_CATALOG": catalog,
+                "SKILLWALKER_LAKE_DATA_PATH": team.config.data_path})  # fmt: skip
+    proc = subprocess.run([str(Path(sys.executable).with_name("skillwalker-data")), "attach"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "LOAD", "ATTACH", "USE"]
+    assert lines[2].endswith("/postgres_scanner.duckdb_extension';")
+    assert lines[3].startswith(f"ATTACH 'ducklake:{catalog}' AS lake (READ_ONLY, ")
+    con = duckdb.connect(config={"autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False,
+                                 "extension_directory": str(tmp_path / "none")})  # fmt: skip
+    try:
+        for line in lines:
+            con.execute(line)
+        runs = {r for (r,) in con.execute("select distinct test_run_id from per_test").fetchall()}
+    finally:
+        con.close()
+    assert runs == set().union(*(m.runs for m in team.members))
 
 
 @dataclass

@@ -11,13 +11,17 @@ import pytest
 DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
+    "skillwalker_py.analytics",
+    "skillwalker_py.cli.common",
     "skillwalker_py.config",
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",
     "skillwalker_py.jsonl",
+    "skillwalker_py.lake_check",
     "skillwalker_py.markers",
     "skillwalker_py.phase",
     "skillwalker_py.prompts",
+    "skillwalker_py.queries",
     "skillwalker_py.report",
     "skillwalker_py.runid",
     "skillwalker_py.sample",

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
+from skillwalker_py.errors import NotFoundError
 
 
 def test_extensions_load_from_the_packages_with_the_signature_check_on() -> None:
@@ -51,7 +52,8 @@ def test_config_of_a_folder_and_from_the_environment(
 def test_no_lake_no_build(tmp_path: Path) -> None:
     assert lake.connect(tmp_path / "none") is None
     assert lake.builds(tmp_path / "none") == []
-    with pytest.raises(lake.LakeError, match="no latest build"):
+    # a path that is no lake is not taken for a lake without builds
+    with pytest.raises(NotFoundError, match=r"no lake at .*/none: the folder does not exist"):
         lake.at_build(tmp_path / "none", "latest")
 
 

@@ -88,6 +88,9 @@ def _mark_many(output_dir: str, worker: int) -> None:
 
 
 def test_concurrent_marks_lose_nothing(tmp_path: Path) -> None:
+    """Four processes updating the marker at once, each removing the lock file after its
+    update (a writer may wait on a lock file that another then removes): no run ID lost,
+    and no lock file left in the output folder."""
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=_mark_many, args=(str(tmp_path), w)) for w in range(4)]
     for process in workers:
@@ -96,3 +99,12 @@ def test_concurrent_marks_lose_nothing(tmp_path: Path) -> None:
         process.join(timeout=60)
         assert process.exitcode == 0
     assert len(read_reevaluated_runs(tmp_path)) == 80
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MARKER_FILE]
+
+
+def test_an_update_leaves_no_lock_file(tmp_path: Path) -> None:
+    mark_reevaluated(tmp_path, [A, B])
+    clear_reevaluated(tmp_path, [A])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MARKER_FILE]
+    clear_reevaluated(tmp_path)
+    assert list(tmp_path.iterdir()) == []

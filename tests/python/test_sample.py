@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from skillwalker_py import cli
 from skillwalker_py.config import build_test_case_id
 from skillwalker_py.sample import SampleSummary, generate_sample, main
 from skillwalker_py.stream import extract_metrics, get_agent_invocations, get_skill_invocations
@@ -41,7 +42,7 @@ def _tree(out: Path) -> dict[str, bytes]:
     return {
         p.relative_to(out).as_posix(): p.read_bytes()
         for p in sorted(out.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
+        if p.is_file()
     }
 
 
@@ -96,6 +97,12 @@ def test_summary_counts_match_the_files(sample: SampleSummary) -> None:
     run_files = sorted((out / "runs").glob("*/test-run.jsonl"))
     assert sample.test_run_bytes == sum(p.stat().st_size for p in run_files)
     assert sample.total_bytes == sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+
+
+def test_the_output_folder_holds_the_output_only(sample: SampleSummary) -> None:
+    """No lock file of the marker's update stays behind."""
+    assert sorted(p.name for p in sample.path.iterdir()) == [
+        ".re-evaluated-runs.json", "acil-summary", "runs", "scil-summary"]
 
 
 def test_every_line_parses_and_sits_in_its_run_directory(sample: SampleSummary) -> None:
@@ -453,6 +460,50 @@ def test_existing_output_is_refused_unless_overwrite(tmp_path: Path) -> None:
     before = _tree(tmp_path)
     generate_sample(tmp_path, runs=1, overwrite=True)
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("layout", ["per-run", "single"])
+def test_two_parts_write_the_whole_sample(tmp_path: Path, layout: Any) -> None:
+    """What `make demo` does (`sample --part older`, build, `sample --part newest`, build):
+    the two parts are, byte for byte, the files of the whole sample."""
+    whole = generate_sample(tmp_path / "whole", runs=3, payload_kb=1, layout=layout)
+    older = generate_sample(tmp_path / "parts", runs=3, payload_kb=1, layout=layout,
+                            part="older")
+    assert older.run_ids == whole.run_ids[:2]
+    assert older.scil_run_ids == older.acil_run_ids == older.reevaluated_run_ids == ()
+    assert not (tmp_path / "parts" / ".re-evaluated-runs.json").exists()
+    newest = generate_sample(tmp_path / "parts", runs=3, payload_kb=1, layout=layout,
+                             part="newest")
+    assert newest.run_ids == whole.run_ids[2:]
+    assert newest.reevaluated_run_ids == whole.reevaluated_run_ids == (whole.run_ids[1],)
+    assert _tree(tmp_path / "parts") == _tree(tmp_path / "whole")
+    for count in ("test_executions", "test_run_events", "results_lines", "output_files",
+                  "executions_without_results", "test_run_bytes", "infrastructure_errors"):
+        assert getattr(older, count) + getattr(newest, count) == getattr(whole, count), count
+
+
+def test_the_sample_command_in_two_parts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = ["--output-dir", str(tmp_path / "output")]
+    assert cli.main(["sample", "--part", "newest", *out]) == 2
+    assert capsys.readouterr().err == (
+        f"skillwalker-data: error: {tmp_path}/output holds no eval output: part 'newest' "
+        "adds to the output of part 'older'\n")
+    assert cli.main(["sample", "--part", "older", "--runs", "1", *out]) == 2
+    assert "part 'older' needs at least 2 runs" in capsys.readouterr().err
+    assert cli.main(["sample", "--part", "older", *out]) == 0
+    assert "runs:                   5 (20260301T090000 .. 20260305T112800)" \
+        in capsys.readouterr().out
+    assert cli.main(["sample", "--part", "newest", *out]) == 0
+    printed = capsys.readouterr().out
+    assert "(layout per-run, part newest)" in printed
+    assert "runs:                   1 (20260306T120500 .. 20260306T120500)" in printed
+    assert cli.main(["sample", "--part", "newest", *out]) == 2
+    assert "already holds the newest part of the sample" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "output" / "runs").iterdir()) == [
+        "20260301T090000", "20260302T093700", "20260303T101400", "20260304T105100",
+        "20260305T112800", "20260306T120500", "20260307T124200", "20260308T131900"]
 
 
 def test_bad_arguments(tmp_path: Path) -> None:

@@ -134,10 +134,11 @@ class Project(DbtProject):
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
-    def start(self, *args: str, cli: bool = False,
+    def start(self, *args: str, cli: bool = False, command: str = "build",
               extra_env: Mapping[str, str] | None = None) -> Running:
         """Start ``dbt build`` (``cli``: ``skillwalker-data build --verbose``, which prints
-        dbt's output) in the background.
+        dbt's output; ``command`` another command that builds, e.g. ``forget``) in the
+        background.
 
         It runs in its own process group; its output goes to a log file. A plain
         ``dbt build`` leaves out current views and seeds where the command would
@@ -150,7 +151,7 @@ class Project(DbtProject):
         self.logs.append(log)
         if not cli:
             args = self.build_args(args)
-        argv = [str(CLI), "build", "--verbose", *args] if cli else self.dbt_command("build", *args)
+        argv = [str(CLI), command, "--verbose", *args] if cli else self.dbt_command("build", *args)
         with open(log, "wb") as fh:
             proc = subprocess.Popen(
                 argv, env=env, cwd=self.root, stdout=fh, stderr=subprocess.STDOUT,

@@ -36,6 +36,8 @@ from ._harness import DEFAULT_THREADS, Project, Snapshot, cleaned_up, diff, rela
 START_HOOK = "START hook: skillwalker.on-run-start"
 FIRST_COMMIT = "OK created sql incremental model"
 END_HOOK = "START hook: skillwalker.on-run-end"
+EXPIRING = "skillwalker: expiring"  # the finishing step, before its expiry of old snapshots
+DELETING = "skillwalker: deleting the files"  # after the expiry, before the old files go
 SKIPPED = "nothing new to import"
 VIEW_BUILT = "sql view model"
 
@@ -217,17 +219,28 @@ POINTS = [
     # the project's own vars, must build every view again, not keep the killed build's
     ("while a build with other views finishes", END_HOOK, 0.0,
      ("--vars", "{flaky_window: 1}"), True),
+    # retention 0: every snapshot before the last finished build's expires; that one (which
+    # readers keep while the build is killed) never does, nor the files it reads
+    ("while the finishing step expires snapshots (retention 0)", EXPIRING, 0.0,
+     ("--vars", "{snapshot_retention_days: 0}"), None),
+    ("after the expiry, as the old files are deleted (retention 0)", DELETING, 0.0,
+     ("--vars", "{snapshot_retention_days: 0}"), None),
 ]
 OTHER_VIEWS = frozenset({"test_history"})
+"""Views that a build with ``flaky_window`` 1 defines otherwise."""
 
 
 def test_sigkill_at_chosen_moments(rig: CrashRig) -> None:
     """SIGKILL after a table committed (the run must not be skipped as 'nothing new'),
-    while the build finishes (a failed last step cannot wedge later builds), and after a
-    build replaced the views with others (the next build must not keep them)."""
+    while the build finishes (a failed last step cannot wedge later builds), after a
+    build replaced the views with others (the next build must not keep them), and in the
+    finishing step's expiry and file deletion with a retention of 0 days (readers keep
+    the last finished build, every run of it readable)."""
 
     def scenario(point: str, text: str, delay: float, args: tuple[str, ...],
                  views: bool | None) -> Callable[[Lane], list[str]]:
+        other = "flaky_window" in " ".join(args)
+
         def run(lane: Lane) -> list[str]:
             lane.restore()
             running = lane.work.start(*args, cli=True)
@@ -236,9 +249,9 @@ def test_sigkill_at_chosen_moments(rig: CrashRig) -> None:
                     return [f"{point}: the build never printed {text!r}"]
                 time.sleep(delay)
             running.kill()
-            problems = rig.problems_after_kill(lane, OTHER_VIEWS if args else frozenset())
+            problems = rig.problems_after_kill(lane, OTHER_VIEWS if other else frozenset())
             problems += [f"recovery: {p}" for p in rig.problems_after_recovery(lane, views)]
-            if args and not problems:  # the views are the project's, not the killed build's
+            if other and not problems:  # the views are the project's, not the killed build's
                 window = lane.work.query("select max(recent_runs) from test_history")
                 problems += [] if window[0][0] > 1 else [f"test_history counts {window}"]
             return [f"{point}: {p}" for p in problems]
