@@ -7,7 +7,7 @@ readers attach it read-only at the snapshot of the last *finished* build,
 the latest snapshot whose commit message is :data:`FINISHED_MESSAGE`, which
 the build commits last (``macros/hooks/sw_on_run_end.sql``). A reader so
 never sees a build half done, and keeps its snapshot for as long as its
-connection lives (while the snapshot is retained, see the README).
+connection lives (while the snapshot is retained, see docs/python-api.md).
 
 Configuration, resolved the same way as ``profiles.yml`` does:
 

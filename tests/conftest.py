@@ -66,10 +66,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
                             config: pytest.Config) -> None:
     """With SKILLWALKER_TESTS_CPU_REPORT=1 (``make test`` sets it), the log ends with the
     CPU the suite's processes spent and a reference of the machine's speed, so that a slow
-    run tells whether the suite or the machine was slow: the same code took 781 to 1,495
-    CPU s here, depending on the hour of the shared machine. The reference is a rough
-    gauge, not an exact one: it read 1.32 s in a run of 1,073 CPU s and 2.00 s in one
-    of 1,126 (2026-12-03)."""
+    run tells whether the suite or the machine was slow (the figures of both, measured,
+    are in bench/README.md, "The test suite's time")."""
     if os.environ.get("SKILLWALKER_TESTS_CPU_REPORT") != "1" or hasattr(config, "workerinput"):
         return
     # this process, the workers (reaped by now) and every process under them
@@ -79,6 +77,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
     reference = _cpu(resource.RUSAGE_CHILDREN) - before
     terminalreporter.write_line(
         f"CPU: the suite's processes spent {suite:,.0f} s; the machine's speed: importing "
-        f"dbt took {reference:.2f} CPU s (2.1-2.3 in a slow hour of 2026-12-03, when make "
-        "test took 1,495 CPU s)"
+        f"dbt took {reference:.2f} CPU s (bench/README.md, \"The test suite's time\", has "
+        "figures of both)"
     )

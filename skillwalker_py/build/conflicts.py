@@ -22,7 +22,7 @@ lake by this project take turns on its build lock
 (:mod:`skillwalker_py.build.team_lock`), so such a race needs another writer
 of the lake; measured on two builds started together with a PostgreSQL 15
 catalog before that lock, without this: at least one of the two failed on a
-view in 3 of 4 trials (see the README).
+view in 3 of 4 trials (see docs/team-lake.md).
 """
 
 from __future__ import annotations

@@ -475,7 +475,7 @@ def test_a_read_only_role_can_neither_take_nor_hold_off_the_build_lock(team: Tea
 def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
     team: Team, tmp_path: Path
 ) -> None:
-    """The README's team section: `skillwalker-data attach` with the reader's variables
+    """docs/team-lake.md's setup: `skillwalker-data attach` with the reader's variables
     prints the lines a DuckDB session that may not download an extension runs to read the
     last finished build (the PostgreSQL extension loaded too)."""
     pg = team.postgres
