@@ -357,6 +357,11 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert page.locator("#glance-noise b").inner_text() == "3"
     # rates in the tables with their intervals: code-review 5 of 8 in the latest run
     assert "62% [31\u201386]" in page.locator("#summaries").inner_text()
+    assert page.locator("#summaries th").all_inner_texts()[-3:] == [
+        "input tokens (all models)", "output tokens (all models)", "duration"
+    ]  # fmt: skip
+    note = page.locator("#tokens-note").inner_text()
+    assert "input tokens jump when a side model appears" in note
     assert page.locator("#flaky-tests tr").count() >= 2
     assert page.locator("table.iterations td", has_text="★").count() >= 1
     assert page.locator("table.iterations td", has_text="◆").count() == 2
@@ -369,6 +374,11 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert run.is_visible()
     _below_the_nav(page, "#run-20260306T120500 h3")
     assert run.locator("table.run-tests tr").count() == 1 + 24
+    # one label per meaning: a run's tests show the main model's output tokens, a test's
+    # history and the summaries every model's (469 and 489 for this test of this run)
+    assert "output tokens (main model)" in run.locator("table.run-tests th").all_inner_texts()
+    sql_row = run.locator("table.run-tests tr", has_text="flags sql injection")
+    assert "469" in sql_row.locator("td").all_inner_texts()
     link = run.locator("table.run-tests a", has_text="flags sql injection")
     target = link.get_attribute("href")
     assert target is not None and target.startswith("#test-")
@@ -376,6 +386,9 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     history = page.locator(target)
     assert history.is_visible()
     assert history.locator("table.executions tr").count() == 1 + 6
+    assert "output tokens (all models)" in history.locator("th").all_inner_texts()
+    latest_row = history.locator('tr', has=page.locator('a[href="#run-20260306T120500"]'))
+    assert "489" in latest_row.locator("td").all_inner_texts()
     assert history.locator("p", has_text="flaky").count() == 1
     _below_the_nav(page, f"{target} h3")
     history.locator('a[href="#run-20260301T090000"]').click()
