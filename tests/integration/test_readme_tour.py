@@ -21,6 +21,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,20 +206,24 @@ def test_the_docs_sql_examples_are_found(tmp_path: Path) -> None:
     ]
 
 
+@pytest.fixture(scope="module")
+def demo_lake(tour: tuple[Path, list[Step], str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A reader's connection to the tour's lake (its last finished build), shared by the
+    examples (each connection loads the extensions again)."""
+    con = lake.connect(tour[0] / "analytics" / "lake")
+    assert con is not None
+    yield con
+    con.close()
+
+
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.illustrative],
                          ids=lambda e: e.id)  # fmt: skip
 def test_a_docs_sql_example_prints_what_the_doc_shows(
-    tour: tuple[Path, list[Step], str], example: SqlExample
+    demo_lake: duckdb.DuckDBPyConnection, example: SqlExample
 ) -> None:
-    root, _, _ = tour
-    con = lake.connect(root / "analytics" / "lake")
-    assert con is not None
-    try:
-        cur = con.execute(example.sql)
-        names = [d[0] for d in cur.description or []]
-        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-    finally:
-        con.close()
+    cur = demo_lake.execute(example.sql)
+    names = [d[0] for d in cur.description or []]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     if example.shown is not None:
         printed = format_rows(rows, "table", names).splitlines()
         assert printed == example.shown, "\n".join(["printed:", *printed])
