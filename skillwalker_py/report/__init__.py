@@ -9,9 +9,9 @@ PosixPath('/srv/evals/reports/report.html')
 >>> write_report("analytics/lake", "analytics/report.html", runs=50)  # doctest: +SKIP
 ReportResult(path=PosixPath('/.../analytics/report.html'), size_bytes=1893771, ...)
 
-The page shows pass rate per eval over runs; cost, tokens and duration per
+The page shows pass rate per eval over runs; cost, tokens and duration per eval and
 run; the latest run against the previous one; flaky tests; trigger
-precision/recall per skill and agent; each SCIL/ACIL loop's train and test
+precision/recall per skill or agent and eval; each SCIL/ACIL loop's train and test
 accuracy per iteration; rejected input lines; a section per run (tests,
 expectations, judge criteria, captured files) and per test (its history).
 It reads one finished build through the query functions

@@ -6,6 +6,11 @@ interval is a renderer named ``interval`` (error bars or a band) beside it.
 User strings (eval names, file names, test names) only ever reach Bokeh as
 data: axis labels, legend labels and hover fields, which BokehJS renders as
 text, never as HTML.
+
+Axes start at zero: a rate runs over 0-100 %, money, tokens and durations from 0
+(a change of $1.69 to $1.72 does not fill the plot). A chart with several series
+(one per eval) gives each its own marker and line dash and lists every one in its
+legend, so equal values draw one on top of the other and both stay visible.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any, cast
 
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter
+from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.models.annotations.labels import Title
 from bokeh.models.annotations.legends import Legend, LegendItem
 from bokeh.palettes import Category10_10
@@ -36,6 +41,24 @@ TEST_COLOR = "#ff7f0e"
 WIDTH, HEIGHT = 820, 280
 INTERVAL = "interval"
 """The name of every renderer that draws a 95 % interval (the browser test finds them)."""
+NOT_AVAILABLE = "n/a"
+"""The name of the renderer that writes "n/a" where a rate has no value (no case to rate)."""
+MARKERS = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star",
+           "square_pin", "triangle_pin", "plus")  # fmt: skip
+"""One marker shape per series, hollow: equal values at one point show every shape."""
+DASHES = ("solid", "dashed", "dotted", "dotdash", "dashdot")
+"""One line dash per series: a line on top of an equal one lets the one below show through."""
+RATE_END = 1.05
+"""A rate axis runs from 0 to 100 %, with room above for a marker at 100 %."""
+
+
+def _series_style(i: int) -> dict[str, Any]:
+    """The colour, marker and dash of the ``i``-th series of a chart."""
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "dash": DASHES[i % len(DASHES)],
+    }
 
 
 def _run_time(run_id: str) -> datetime:
@@ -92,7 +115,7 @@ def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
             by_eval[r["eval"]].append(r)
     if not by_eval:
         return None
-    fig = _base("Pass rate per eval (with 95% intervals)", y_range=(-0.05, 1.05))
+    fig = _base("Pass rate per eval (with 95% intervals)", y_range=Range1d(start=0, end=RATE_END))
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     items = []
     hovered: list[Any] = []
@@ -103,7 +126,8 @@ def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
     step = min(gaps) * 0.06 if gaps else timedelta(hours=1)
     middle = (len(by_eval) - 1) / 2
     for i, (eval_name, rows) in enumerate(sorted(by_eval.items())):
-        color = PALETTE[i % len(PALETTE)]
+        style = _series_style(i)
+        color = style["color"]
         shift = step * (i - middle)
         source = ColumnDataSource(
             {
@@ -121,8 +145,9 @@ def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
             "x", "low", "x", "high", source=source, color=color, line_width=2, line_alpha=0.45,
             name=INTERVAL,
         )  # fmt: skip
-        line: Any = fig.line("x", "pass_rate", source=source, color=color, line_width=2)
-        dots: Any = fig.scatter("x", "pass_rate", source=source, color=color, size=7)
+        line: Any = fig.line("x", "pass_rate", source=source, color=color, line_width=2,
+                             line_dash=style["dash"])  # fmt: skip
+        dots: Any = _markers(fig, source, "pass_rate", style)
         hovered.append(dots)
         items.append(LegendItem(label=eval_name, renderers=[line, dots, bars]))
     fig.add_layout(Legend(items=items, click_policy="hide"), "right")
@@ -136,69 +161,121 @@ def pass_rate_chart(summaries: Sequence[Row]) -> figure | None:
     return fig
 
 
-def run_metric_chart(summaries: Sequence[Row], column: str, title: str, fmt: str) -> figure | None:
-    """One figure of a run's total (over its evals) of ``column``, per run shown."""
-    totals: dict[str, float] = defaultdict(float)
+def _markers(fig: figure, source: ColumnDataSource, y: str, style: dict[str, Any]) -> Any:
+    """A series' hollow markers (its own shape) at ``x``, ``y`` of ``source``."""
+    return fig.scatter(
+        "x", y, source=source, marker=style["marker"], size=9, line_color=style["color"],
+        line_width=2, fill_color="white", fill_alpha=0.6,
+    )  # fmt: skip
+
+
+def run_metric_chart(
+    summaries: Sequence[Row], column: str, title: str, fmt: str
+) -> figure | None:
+    """``column`` of each eval per run shown: one series per eval (a run that executed one eval
+    is a point of that eval alone, never a sum over other evals than its neighbours'). The
+    y axis starts at zero."""
+    by_eval: dict[str, list[Row]] = defaultdict(list)
     for r in summaries:
-        totals[r["test_run_id"]] += float(r[column] or 0)
-    if not totals:
+        if r[column] is not None:
+            by_eval[r["eval"]].append(r)
+    if not by_eval:
         return None
-    runs = sorted(totals)
-    source = ColumnDataSource(
-        {"x": [_run_time(r) for r in runs], "run": runs, "value": [totals[r] for r in runs]}
-    )
-    fig = _base(title, width=540, height=220)
-    fig.line("x", "value", source=source, color=PALETTE[0], line_width=2)
-    dots = fig.scatter("x", "value", source=source, color=PALETTE[0], size=7)
+    fig = _base(title, width=540, height=240)
+    fig.y_range.start = 0  # type: ignore[attr-defined]
     fig.yaxis.formatter = NumeralTickFormatter(format=fmt)
+    items = []
+    hovered: list[Any] = []
+    for i, (eval_name, rows) in enumerate(sorted(by_eval.items())):
+        style = _series_style(i)
+        rows = sorted(rows, key=lambda r: r["test_run_id"])
+        source = ColumnDataSource(
+            {
+                "x": [_run_time(r["test_run_id"]) for r in rows],
+                "run": [r["test_run_id"] for r in rows],
+                "eval": [eval_name] * len(rows),
+                "value": [float(r[column]) for r in rows],
+                "tests": [r["total_tests"] for r in rows],
+            }
+        )
+        line: Any = fig.line("x", "value", source=source, color=style["color"], line_width=2,
+                             line_dash=style["dash"])  # fmt: skip
+        dots = _markers(fig, source, "value", style)
+        hovered.append(dots)
+        items.append(LegendItem(label=eval_name, renderers=[line, dots]))
+    legend = Legend(items=items, click_policy="hide", label_text_font_size="11px")
+    fig.add_layout(legend, "below")
+    legend.orientation = "horizontal"
     fig.add_tools(
-        HoverTool(tooltips=[("run", "@run"), (title, f"@value{{{fmt}}}")], renderers=[dots])
-    )
+        HoverTool(tooltips=[("run", "@run"), ("eval", "@eval"), (title, f"@value{{{fmt}}}"),
+                            ("tests", "@tests")], renderers=hovered)
+    )  # fmt: skip
     return fig
 
 
+def _trigger_label(row: Row) -> str:
+    return f"{row['entity_type']}: {row['entity_file']} ({row['eval']})"
+
+
 def trigger_chart(triggers: Sequence[Row]) -> figure | None:
-    """Precision and recall of each skill/agent file at its latest run shown (bars), each with
-    its 95 % interval (a black line across the bar's end)."""
-    latest: dict[tuple[str, str], Row] = {}
+    """Precision and recall of each skill/agent file under each eval at its latest run shown
+    (bars), each with its 95 % interval (a black line across the bar's end). A rate with no
+    case to rate (precision with no predicted trigger, recall with no expected one) is
+    written "n/a" where its bar would be."""
+    latest: dict[tuple[str, str, str], Row] = {}
     for r in sorted(triggers, key=lambda r: r["test_run_id"]):
-        latest[(r["entity_type"], r["entity_file"])] = r
+        latest[(r["entity_type"], r["entity_file"], r["eval"])] = r
     if not latest:
         return None
-    keys = sorted(latest)
-    labels = [f"{kind}: {name}" for kind, name in keys]
-    factors = list(reversed(labels))
+    rows = [latest[k] for k in sorted(latest)]
+    labels = [_trigger_label(r) for r in rows]
     fig = _base(
-        "Trigger precision and recall per skill and agent (latest run shown of each)",
+        "Trigger precision and recall per skill/agent and eval (latest run shown of each)",
         x_axis_type="linear",
-        y_range=factors,
-        x_range=(0, 1.05),
-        height=max(160, 60 + 46 * len(keys)),
+        y_range=list(reversed(labels)),
+        x_range=Range1d(start=0, end=RATE_END),
+        height=max(160, 70 + 46 * len(rows)),
     )
     fig.xaxis.formatter = NumeralTickFormatter(format="0%")
+    missing: dict[str, list[Any]] = {"y": [], "label": [], "metric": [], "run": [], "cases": []}
     for offset, metric, color in ((0.18, "precision", TRAIN_COLOR), (-0.18, "recall", TEST_COLOR)):
-        rows = [latest[k] for k in keys]
+        rated = [r for r in rows if r[metric] is not None]
+        for r in rows:
+            if r[metric] is None:
+                missing["y"].append((_trigger_label(r), offset))
+                missing["label"].append(_trigger_label(r))
+                missing["metric"].append(metric)
+                missing["run"].append(r["test_run_id"])
+                missing["cases"].append(r["cases"])
         source = ColumnDataSource(
             {
-                "y": [(label, offset) for label in labels],
-                "label": labels,
-                "value": [r[metric] if r[metric] is not None else 0.0 for r in rows],
-                "low": [r[f"{metric}_low"] for r in rows],
-                "high": [r[f"{metric}_high"] for r in rows],
-                "shown": ["n/a" if r[metric] is None else
-                          f"{r[metric]:.0%} [{r[metric + '_low']:.0%}, {r[metric + '_high']:.0%}]"
-                          for r in rows],
-                "run": [r["test_run_id"] for r in rows],
-                "cases": [r["cases"] for r in rows],
+                "y": [(_trigger_label(r), offset) for r in rated],
+                "label": [_trigger_label(r) for r in rated],
+                "metric": [metric] * len(rated),
+                "value": [r[metric] for r in rated],
+                "low": [r[f"{metric}_low"] for r in rated],
+                "high": [r[f"{metric}_high"] for r in rated],
+                "shown": [_interval(r, metric) for r in rated],
+                "run": [r["test_run_id"] for r in rated],
+                "cases": [r["cases"] for r in rated],
             }
-        )  # fmt: skip
-        fig.hbar(y="y", right="value", height=0.34, source=source, color=color, legend_label=metric)
+        )
+        fig.hbar(y="y", right="value", height=0.34, source=source, color=color,
+                 legend_label=metric, name=metric)  # fmt: skip
         fig.segment("low", "y", "high", "y", source=source, color="black", line_width=2,
                     name=INTERVAL)  # fmt: skip
+    if missing["y"]:
+        missing["x"] = [0.01] * len(missing["y"])
+        missing["text"] = [f"{m} {NOT_AVAILABLE}" for m in missing["metric"]]
+        missing["shown"] = ["n/a (no case to rate)"] * len(missing["y"])
+        fig.text(
+            "x", "y", text="text", source=ColumnDataSource(missing), name=NOT_AVAILABLE,
+            text_font_size="11px", text_baseline="middle", text_color="#5c6473",
+        )  # fmt: skip
     fig.y_range.range_padding = 0.1  # type: ignore[attr-defined]
     _legend_outside(fig)
     fig.add_tools(
-        HoverTool(tooltips=[("file", "@label"), ("value", "@shown"), ("run", "@run"),
+        HoverTool(tooltips=[("file (eval)", "@label"), ("", "@metric @shown"), ("run", "@run"),
                             ("cases", "@cases")])
     )  # fmt: skip
     return fig
@@ -212,7 +289,9 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
     its = [r["iteration"] for r in iterations]
     train = [r["train_accuracy"] for r in iterations]
     test = [r["test_accuracy"] for r in iterations]
-    fig = _base(title, x_axis_type="linear", y_range=(-0.05, 1.1), height=260)
+    # room above 100 % for the star of the best iteration
+    rates = Range1d(start=0, end=RATE_END + 0.05)
+    fig = _base(title, x_axis_type="linear", y_range=rates, height=260)
     fig.xaxis.axis_label = "iteration"
     fig.xaxis.ticker = its
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
@@ -243,9 +322,11 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
     dots: list[Any] = [fig.scatter("iteration", "train", source=source, color=TRAIN_COLOR, size=7,
                         legend_label="train accuracy")]  # fmt: skip
     if has_test:
+        # dashed, with square markers: a test accuracy equal to the train accuracy stays seen
         fig.line("iteration", "test", source=source, color=TEST_COLOR, line_width=2,
-                 legend_label="test accuracy")  # fmt: skip
-        dots.append(fig.scatter("iteration", "test", source=source, color=TEST_COLOR, size=7,
+                 line_dash="dashed", legend_label="test accuracy")  # fmt: skip
+        dots.append(fig.scatter("iteration", "test", source=source, color=TEST_COLOR, size=9,
+                                marker="square", fill_color="white", line_width=2,
                                 legend_label="test accuracy"))  # fmt: skip
     best_test = [r for r in iterations if r["is_best_by_test"]]
     best_train = [r for r in iterations if r["is_best_by_train"]]

@@ -23,6 +23,13 @@ from skillwalker_py.report.data import ReportData, test_anchor
 
 __all__ = ["MAX_TEXT", "render_report"]
 
+ALL_MODELS = "all models"
+MAIN_MODEL = "main model"
+"""The two meanings of a token count, as every label says them (docs/analytics.md, "Tokens"):
+every model of the execution (``modelUsage``: subagents and side models too; the figures that
+match the cost) where the stream reports them, else the main thread's; or the main thread's
+alone (``usage``)."""
+
 MAX_TEXT = 10_000
 """Characters of one long text (a result, a file's content, a rejected line) shown."""
 
@@ -95,13 +102,17 @@ def _environment() -> jinja2.Environment:
 def _charts(data: ReportData) -> dict[str, Any]:
     found = {
         "pass_rate": charts.pass_rate_chart(data.summaries),
-        "cost": charts.run_metric_chart(data.summaries, "total_cost_usd", "Cost (USD)", "$0.00"),
-        "tokens": charts.run_metric_chart(data.summaries, "output_tokens", "Output tokens", "0,0"),
+        "cost": charts.run_metric_chart(
+            data.summaries, "total_cost_usd", "Cost per eval (USD)", "$0.00"
+        ),
+        "tokens": charts.run_metric_chart(
+            data.summaries, "output_tokens", f"Output tokens per eval ({ALL_MODELS})", "0,0"
+        ),
         "input_tokens": charts.run_metric_chart(
-            data.summaries, "input_tokens", "Input tokens", "0,0"
+            data.summaries, "input_tokens", f"Input tokens per eval ({ALL_MODELS})", "0,0"
         ),
         "duration": charts.run_metric_chart(
-            data.summaries, "duration_ms", "Duration (ms, summed over tests)", "0,0"
+            data.summaries, "duration_ms", "Duration per eval (ms, summed over its tests)", "0,0"
         ),
         "triggers": charts.trigger_chart(data.triggers),
     }
@@ -135,6 +146,8 @@ def render_report(data: ReportData, *, runs_option: int | None) -> Iterator[str]
         runs_option=runs_option,
         generated_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         changes=_changes(data),
+        all_models=ALL_MODELS,
+        main_model=MAIN_MODEL,
     )
 
 

@@ -168,10 +168,24 @@ CHART_STATE = """
   const intervals = view ? view.model.renderers
       .filter(r => r.data_source && r.name === 'interval')
       .map(r => r.data_source.get_length() || 0) : [];
+  const named = {};
+  for (const r of view ? view.model.renderers : [])
+    if (r.name && r.data_source) named[r.name] = (named[r.name] || []).concat(
+        [...(r.data_source.data.label || [])]);
+  const legends = view ? [...view.model.center, ...view.model.right, ...view.model.below]
+      .filter(a => a.items !== undefined)
+      .flatMap(l => l.items.map(i => i.label.value)) : [];
+  const markers = view ? view.model.renderers
+      .filter(r => r.glyph && r.glyph.type === 'Scatter' && r.glyph.marker.value)
+      .map(r => r.glyph.marker.value) : [];
   return {name: div.dataset.chart, rendered: Boolean(view),
           canvases: canvases.filter(c => c.width > 0 && c.height > 0).length,
           points: points.reduce((a, b) => a + b, 0),
-          intervals: intervals.reduce((a, b) => a + b, 0)};
+          intervals: intervals.reduce((a, b) => a + b, 0),
+          x_start: view ? view.model.x_range.start : null,
+          y_start: view ? view.model.y_range.start : null,
+          y_end: view ? view.model.y_range.end : null,
+          named, legends, markers};
 })
 """
 
@@ -185,6 +199,17 @@ def _coloured_pixels(png: bytes) -> int:
 
     rgb = np.asarray(Image.open(BytesIO(png)).convert("RGB"), dtype=np.int16).reshape(-1, 3)
     return int(((rgb.max(axis=1) - rgb.min(axis=1)) > 80).sum())
+
+
+def _below_the_nav(page: Any, heading: str) -> None:
+    """The heading a link scrolled to is whole, below the sticky navigation bar (it was
+    under it), and near the top (the link scrolled to it)."""
+    page.wait_for_timeout(200)
+    nav = page.evaluate("document.querySelector('nav').getBoundingClientRect().bottom")
+    top = page.evaluate(
+        f"document.querySelector({json.dumps(heading)}).getBoundingClientRect().top"
+    )
+    assert nav <= top <= nav + 60, (heading, nav, top)
 
 
 def _check_page(seen: Page) -> None:
@@ -297,6 +322,28 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert {c["name"]: c["intervals"] for c in state[1:5]} == dict.fromkeys(
         ["cost", "duration", "tokens", "input_tokens"], 0
     )
+    by_name = {c["name"]: c for c in state}
+    # a bar for every skill/agent and eval with a defined precision (recall) at the latest run:
+    # the code-review skill under its own eval 100 % / 75 %; under the refactor eval its one
+    # negative case has neither rate: "n/a", not nothing
+    own, other = ("skill: skills/code-review/SKILL.md (code-review)",
+                  "skill: skills/code-review/SKILL.md (refactor)")  # fmt: skip
+    rated = {"agent: agents/explorer.md (explore-agent)", own,
+             "skill: skills/refactor/SKILL.md (refactor)"}  # fmt: skip
+    named = by_name["triggers"]["named"]
+    assert set(named["precision"]) == set(named["recall"]) == rated
+    assert named["n/a"] == [other, other]
+    # axes: rates 0-100 %, money, tokens and durations from zero
+    assert by_name["triggers"]["x_start"] == 0
+    for chart in state:
+        if chart["name"] != "triggers":
+            assert chart["y_start"] == 0, chart
+    for chart in [state[0], *state[6:]]:  # pass rate, loop accuracies
+        assert 1 <= chart["y_end"] <= 1.1, chart
+    # every eval a series of its own, in the legend, with a marker shape of its own
+    for name in ("pass_rate", "cost", "duration", "tokens", "input_tokens"):
+        assert by_name[name]["legends"] == ["code-review", "explore-agent", "refactor"], name
+        assert len(set(by_name[name]["markers"])) == 3, name
     _docs_screenshot(_shot(page, "sample-first-screen.png"))
     _shot(page, "sample-full.png", full_page=True)
 
@@ -310,6 +357,11 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert page.locator("#glance-noise b").inner_text() == "3"
     # rates in the tables with their intervals: code-review 5 of 8 in the latest run
     assert "62% [31\u201386]" in page.locator("#summaries").inner_text()
+    assert page.locator("#summaries th").all_inner_texts()[-3:] == [
+        "input tokens (all models)", "output tokens (all models)", "duration"
+    ]  # fmt: skip
+    note = page.locator("#tokens-note").inner_text()
+    assert "input tokens jump when a side model appears" in note
     assert page.locator("#flaky-tests tr").count() >= 2
     assert page.locator("table.iterations td", has_text="★").count() >= 1
     assert page.locator("table.iterations td", has_text="◆").count() == 2
@@ -320,7 +372,13 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert page.evaluate("location.hash") == "#run-20260306T120500"
     run = page.locator("#run-20260306T120500")
     assert run.is_visible()
+    _below_the_nav(page, "#run-20260306T120500 h3")
     assert run.locator("table.run-tests tr").count() == 1 + 24
+    # one label per meaning: a run's tests show the main model's output tokens, a test's
+    # history and the summaries every model's (469 and 489 for this test of this run)
+    assert "output tokens (main model)" in run.locator("table.run-tests th").all_inner_texts()
+    sql_row = run.locator("table.run-tests tr", has_text="flags sql injection")
+    assert "469" in sql_row.locator("td").all_inner_texts()
     link = run.locator("table.run-tests a", has_text="flags sql injection")
     target = link.get_attribute("href")
     assert target is not None and target.startswith("#test-")
@@ -328,9 +386,20 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     history = page.locator(target)
     assert history.is_visible()
     assert history.locator("table.executions tr").count() == 1 + 6
+    assert "output tokens (all models)" in history.locator("th").all_inner_texts()
+    latest_row = history.locator('tr', has=page.locator('a[href="#run-20260306T120500"]'))
+    assert "489" in latest_row.locator("td").all_inner_texts()
     assert history.locator("p", has_text="flaky").count() == 1
+    _below_the_nav(page, f"{target} h3")
     history.locator('a[href="#run-20260301T090000"]').click()
     assert page.locator("#run-20260301T090000").is_visible()
+    _below_the_nav(page, "#run-20260301T090000 h3")
+    # opened from outside the page: a link to #run-<id> straight from the address bar
+    page.goto(f"{report.path.as_uri()}#run-20260303T101400")
+    page.wait_for_timeout(300)
+    _below_the_nav(page, "#run-20260303T101400 h3")
+    page.goto(report.path.as_uri())
+    run = page.locator("#run-20260306T120500")
     # a test's details: expectations, judge criteria and a captured file
     detail = run.locator("details.test-detail", has_text="review is actionable").first
     detail.locator("summary").first.click()

@@ -122,6 +122,9 @@ def test_summaries_table(cli: Cli, ids: dict[str, str]) -> None:
     assert set(lines[1]) == {"-", " "}
     assert len(lines) == 2 + 9  # 3 runs x 3 evals
     assert lines[2].startswith(ids["r3"])  # newest first
+    # the summaries' tokens are every model's: the header says so, apart from the main
+    # model's (both were "output tokens" in one place or another)
+    assert lines[0].split()[-3:] == ["in_tok_all", "out_tok_all", "duration_ms"]
 
 
 def test_history_and_flaky(cli: Cli) -> None:
@@ -166,6 +169,9 @@ def test_compare_with_previous_run_table(cli: Cli, ids: dict[str, str]) -> None:
     tests = out.split("Changed tests (5)")[1]
     regressed = [line for line in tests.splitlines() if " regressed " in line]
     assert len(regressed) == 1 and "triggers on pull request diff" in regressed[0]
+    headers = [line.split() for line in out.splitlines() if line.startswith("eval ")]
+    assert headers[0][-4:] == ["cost_d_usd", "in_tok_all_d", "out_tok_all_d", "duration_d_ms"]
+    assert headers[1][-3:] == ["cost_d_usd", "tok_all_d", "duration_d_ms"]
 
 
 def test_run_details_sections(cli: Cli, ids: dict[str, str]) -> None:

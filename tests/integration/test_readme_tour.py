@@ -9,6 +9,10 @@ of a ``sh`` block runs and must succeed; a ``$ .venv/bin/skillwalker-data ...`` 
 plain block runs too, and the lines shown under it must be what it prints (``/…/``
 stands for any folder, and a snapshot number for any). The paths are a fresh clone's:
 ``output`` and ``analytics/lake`` in the current folder (a temp folder here).
+
+The lake the tour leaves is the sample data's, as ``make demo`` builds it: every SQL
+example of ``docs/*.md`` runs on it (one build for both), and where a doc shows what an
+example prints, it must be what the example prints (the convention: :mod:`.doc_sql`).
 """
 
 from __future__ import annotations
@@ -17,13 +21,18 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from skillwalker_py import lake
+from skillwalker_py.cli.output import format_rows
+
 from .conftest import REPO, DbtProject
+from .doc_sql import SqlExample, sql_examples
 
 BIN = Path(sys.executable).parent
 README = REPO / "README.md"
@@ -170,3 +179,51 @@ def test_the_attach_lines_read_the_lake_in_a_plain_duckdb(
         con.close()
     assert len(rows) == 5
     assert (root / "analytics" / "report.html").is_file()  # the tour's `report`
+
+
+# ----------------------------------------------------------------------- docs' SQL examples
+
+DOCS = sorted((REPO / "docs").glob("*.md"))
+EXAMPLES = [e for doc in DOCS for e in sql_examples(doc)]
+
+
+def test_the_docs_sql_examples_are_found(tmp_path: Path) -> None:
+    """The convention's parser finds the docs' examples and their outputs (so the test below
+    cannot pass by running nothing), and reads a doc written to each rule of it."""
+    assert len(EXAMPLES) >= 15
+    assert sum(e.shown is not None for e in EXAMPLES) >= 12
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "```sql\nselect 1 as n;\n```\n```\nn\n-\n1\n```\n\n"
+        "```sql\nselect 2;\n```\n\n```\nnot its output: a blank line before\n```\n"
+        "- a list item:\n\n  ```sql illustrative\n  select * from my_table;\n  ```\n",
+        encoding="utf-8",
+    )
+    assert [(e.line, e.sql, e.shown, e.illustrative) for e in sql_examples(doc)] == [
+        (1, "select 1 as n;", ["n", "-", "1"], False),
+        (10, "select 2;", None, False),
+        (19, "select * from my_table;", None, True),
+    ]
+
+
+@pytest.fixture(scope="module")
+def demo_lake(tour: tuple[Path, list[Step], str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A reader's connection to the tour's lake (its last finished build), shared by the
+    examples (each connection loads the extensions again)."""
+    con = lake.connect(tour[0] / "analytics" / "lake")
+    assert con is not None
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.illustrative],
+                         ids=lambda e: e.id)  # fmt: skip
+def test_a_docs_sql_example_prints_what_the_doc_shows(
+    demo_lake: duckdb.DuckDBPyConnection, example: SqlExample
+) -> None:
+    cur = demo_lake.execute(example.sql)
+    names = [d[0] for d in cur.description or []]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    if example.shown is not None:
+        printed = format_rows(rows, "table", names).splitlines()
+        assert printed == example.shown, "\n".join(["printed:", *printed])
