@@ -10,7 +10,7 @@
   plan           the relation sw_stage staged the plan in (skillwalker_py.build.ingest.plan_sql):
                  each file's run (key, run_from_path), and the runs that have a run
                  folder (kind 'dir'): their lines in the seed's single file are skipped
-  max_line_bytes the longest line read (skillwalker_py.build.ingest.MAX_LINE_BYTES, from
+  max_line_bytes the longest line read (skillwalker_py.jsonline.MAX_LINE_BYTES, from
                  sw_scan_lines): a file with a longer line never reaches the fast reader,
                  and the line-by-line reader has rejected such a line already
   count_skipped  instead of the rows: per file (_sw_file), the lines that the
@@ -25,7 +25,8 @@
   rows carry no other column; lines the meta.keep rule skips are not returned.
 
   The checks, in order (the first that fails is the line's reason):
-  1. the line is a JSON object with a known field (else malformed JSON);
+  1. the line is a JSON object with a known field (else its file is read again line by
+     line: skillwalker_py.jsonline's rules give the reason);
   2. test_run_id is present, a string and a run ID: YYYYMMDDTHHMMSS naming a real
      date and time (skillwalker_py.runid.validate_run_id's rule and reasons); the
      run named by the file's path (run folder, summary document name) is a run ID
@@ -110,7 +111,7 @@ _sw_core_checked as (
   select c.* {%- if keep_columns %} exclude ({% for k in keep_columns %}"{{ k }}"{{ ', ' if not loop.last }}{% endfor %}){% endif %},
     f._sw_unit, f._sw_dir_run,
     case
-      when c._sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
+      when c._sw_unparsed then 'invalid JSON, not a JSON object, or no known field: read again line by line'
       when not {{ sw_json_present('c."_raw_test_run_id"') }} then 'missing required field "test_run_id"'
       when c._sw_run_id is null then 'field "test_run_id" is not a string'
       when not {{ run_id_ok | replace('@ID@', 'c._sw_run_id') }}
