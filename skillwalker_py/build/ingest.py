@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from skillwalker_py import jsonline
-from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
+from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import sql_string as _sql_string
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
-from skillwalker_py.runid import is_valid_run_id
+from skillwalker_py.runid import run_id_list
 
 __all__ = [
     "BUILD_VARS",
@@ -55,9 +55,7 @@ __all__ = [
     "RAW_TEXT_LIMIT",
     "REJECTED_LINES",
     "SCRATCH_PREFIX",
-    "ReplaceRunIdsError",
     "add_plan_functions",
-    "check_replace_run_ids",
     "content_hash",
     "declared_vars",
     "plan_sql",
@@ -80,27 +78,8 @@ REJECTED_LINES = "lake.main.sw_rejected_lines"
 """The lake table of the rejected lines of the files as last read."""
 
 
-class ReplaceRunIdsError(InvalidRunIdError):
-    """A value of the ``replace_run_ids`` var is not a run ID."""
-
-    def __init__(self, value: object, var: str = "replace_run_ids") -> None:
-        self.value = value
-        SkillwalkerError.__init__(
-            self, f"{var}: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
-        )
-
-
 def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join(_sql_string(v) for v in values) + "]::VARCHAR[]"
-
-
-def check_replace_run_ids(values: list[Any], var: str = "replace_run_ids") -> list[str]:
-    """The ``replace_run_ids`` var (or ``var``), every value a valid run ID, else one clear
-    error."""
-    for value in values:
-        if not is_valid_run_id(value):
-            raise ReplaceRunIdsError(value, var)
-    return [str(v) for v in values]
 
 
 @dataclass(frozen=True)
@@ -216,7 +195,8 @@ def plan_sql(args: dict[str, Any]) -> str:
     """SQL listing the files of one table that this build must read.
 
     ``args``: ``table``; the source's ``per_run_file``, ``legacy_file`` or
-    ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (list);
+    ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (the var as given:
+    :func:`skillwalker_py.runid.run_id_list` reads it);
     ``full`` (read every file: a rebuild); ``log`` (the import log relation,
     default :data:`IMPORT_LOG`); ``rejects`` (the rejected lines, default
     :data:`REJECTED_LINES`). The connection must have the functions of
@@ -256,7 +236,7 @@ def plan_sql(args: dict[str, Any]) -> str:
     table = _sql_string(str(args["table"]))
     log = args.get("log", IMPORT_LOG)
     rejects = args.get("rejects", REJECTED_LINES)
-    replace = check_replace_run_ids(args.get("replace_run_ids") or [])
+    replace = run_id_list(args.get("replace_run_ids"), "replace_run_ids")
     marker = _stat(f"{out}/{MARKER_FILE}", None)
     try:
         marker_runs = read_reevaluated_runs(out)
