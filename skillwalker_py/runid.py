@@ -152,7 +152,8 @@ def run_id_list(value: object, var: str) -> list[str]:
     >>> run_id_list(["20261301T000000"], "replace_run_ids")
     Traceback (most recent call last):
     ...
-    skillwalker_py.errors.RunIdListError: replace_run_ids: '20261301T000000' is not a run ID ...
+    skillwalker_py.errors.RunIdListError: replace_run_ids: '20261301T000000' is not a run \
+ID (month 13 is out of range 01-12)
     """
     if value is None:
         return []

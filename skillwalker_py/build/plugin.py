@@ -70,15 +70,12 @@ def _given_vars(value: Any) -> dict[str, Any]:
 
 
 def build_lake() -> lake.LakeConfig:
-    """The lake a dbt command on this project writes, from the environment.
-
-    ``SKILLWALKER_LAKE_DIR`` (a relative folder: against the current
-    directory), else ``analytics/lake`` of ``$DBT_PROJECT_DIR`` (else of the
-    current directory); ``SKILLWALKER_LAKE_CATALOG`` and
-    ``SKILLWALKER_LAKE_DATA_PATH`` override the catalog and the data path.
-    """
-    base = None if os.environ.get("SKILLWALKER_LAKE_DIR") else os.environ.get("DBT_PROJECT_DIR")
-    return lake.LakeConfig.resolve(base=base)
+    """The lake a dbt command on this project writes, from the environment, by the rule
+    of :meth:`skillwalker_py.lake.LakeConfig.locate` (``SKILLWALKER_LAKE_DIR``, else
+    ``$SKILLWALKER_HOME/lake``, else ``analytics/lake`` of ``$DBT_PROJECT_DIR`` or of the
+    current directory; ``SKILLWALKER_LAKE_CATALOG`` and ``SKILLWALKER_LAKE_DATA_PATH``
+    override the catalog and the data path)."""
+    return lake.LakeConfig.resolve(base=os.environ.get("DBT_PROJECT_DIR"))
 
 
 def add_sql_macros(conn: Any) -> None:
