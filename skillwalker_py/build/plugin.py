@@ -11,8 +11,10 @@ taken it already). On the connection dbt
 opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
 :func:`skillwalker_py.lake.load_extensions`), creates the DuckLake secret the
-profile attaches (the lake named by the environment, :func:`build_lake`) and
-registers scalar functions that take and return JSON text:
+profile attaches (the lake named by the environment, :func:`build_lake`), creates
+the DuckDB macros whose rule lives in Python (:func:`add_sql_macros`: the run-ID
+rule, the unfinished builds) and registers scalar functions that take and return
+JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
   (:func:`skillwalker_py.build.ingest.plan_sql`), and ``sw_content_hash``, which that
