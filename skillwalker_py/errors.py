@@ -33,6 +33,7 @@ __all__ = [
     "JsonlRecordError",
     "MarkerFileError",
     "NotFoundError",
+    "RunIdListError",
     "SkillwalkerError",
     "failure_cause",
     "redact",
@@ -106,6 +107,21 @@ class InvalidRunIdError(SkillwalkerError, ValueError):
         self.value = value
         self.reason = reason
         super().__init__(f"invalid test run ID {value!r}: {reason}")
+
+
+class RunIdListError(InvalidRunIdError):
+    """A run-ID list var (``replace_run_ids``, ``forget_run_ids``) holds a value that is
+    not a run ID (:func:`skillwalker_py.runid.run_id_list`).
+
+    >>> str(RunIdListError("forget_run_ids", "nope", "expected YYYYMMDDTHHMMSS"))
+    "forget_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"
+    """
+
+    def __init__(self, var: str, value: object, reason: str) -> None:
+        self.var = var
+        self.value = value
+        self.reason = reason
+        SkillwalkerError.__init__(self, f"{var}: {value!r} is not a run ID ({reason})")
 
 
 class JsonlFormatError(SkillwalkerError, ValueError):
@@ -259,7 +275,7 @@ _CATALOG_DENIED = re.compile(
 _TEMP_FULL = re.compile(r"max_temp_directory_size|failed to offload|temp(?:orary)? directory",
                         re.IGNORECASE)
 _OUT_OF_MEMORY = re.compile(r"Out of Memory Error[^\n]*", re.IGNORECASE)
-_OWN_ERROR = re.compile(r"\b(?:BuildLockError|LakeError|ReplaceRunIdsError|InvalidRunIdError): "
+_OWN_ERROR = re.compile(r"\b(?:BuildLockError|LakeError|RunIdListError|InvalidRunIdError): "
                         r"([^\n]+)")
 """An error of this package raised inside the build (in a function the dbt plugin gives
 DuckDB): its message says the cause and the remedy already."""

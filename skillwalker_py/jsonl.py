@@ -19,11 +19,10 @@ with ``kind`` one of ``test-config``, ``test-run``, ``test-results``,
 ``output-files``, ``scil-iteration``, ``acil-iteration``.
 
 Reading: :func:`read_jsonl` returns the records and every malformed line
-(never dropped silently); :func:`iter_jsonl` streams records. One UTF-8 BOM
-at the start of a file is skipped; a lone surrogate escape (``\\ud83d``)
-reads back as U+FFFD; a line nested deeper than :data:`MAX_NESTING` levels
-is a malformed line, never a RecursionError. Readers treat a zone-less
-timestamp as UTC.
+(never dropped silently); :func:`iter_jsonl` streams records. How a line is
+read (BOM, UTF-8, JSON, NaN, nesting, size, lone surrogates) and the wording
+of each reason are :mod:`skillwalker_py.jsonline`'s, the rules the build's
+import uses too. Readers treat a zone-less timestamp as UTC.
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
@@ -44,12 +43,17 @@ import math
 import os
 import re
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 from skillwalker_py.errors import JsonlFormatError, JsonlRecordError
+from skillwalker_py.jsonline import (
+    MAX_NESTING,
+    nested_too_deep,
+    read_lines,
+    replace_lone_surrogates,
+)
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.types import (
     AcilIterationRecord,
@@ -105,11 +109,6 @@ JSONL_KINDS: Final[tuple[JsonlKind, ...]] = (
 )
 MAX_ERROR_TEXT: Final = 500
 """A malformed line's ``text`` is cut to this many characters."""
-MAX_NESTING: Final = 500
-"""Objects and arrays may nest this many levels in one line: the writers
-refuse a deeper record, the reader reports a deeper line as malformed (the
-same way whatever the caller's stack depth, never a RecursionError)."""
-
 _RUNS_DIR: Final = "runs"
 
 
@@ -162,65 +161,10 @@ _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 _IDENTIFIER_RE: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*", re.ASCII)
 _JSON_SCALARS: Final = (str, int, float, bool, type(None))
 _MAX_FIELD_TEXT: Final = 120
-_WALK_BUDGET: Final = 10_000
-_ONE_BRACKET_KIND: Final = bytes.maketrans(b"{}", b"[]")
-_NOT_BRACKETS: Final = bytes(code for code in range(256) if code not in b"[]{}")
-_BOM: Final = b"\xef\xbb\xbf"
-_TOO_DEEP: Final = f"invalid JSON: nested deeper than {MAX_NESTING} levels"
-# An escape of a UTF-16 surrogate (\ud800-\udfff) somewhere in a raw line.
-_SURROGATE_ESCAPE_RE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
-
-
-def _too_deep(text: str) -> bool:
-    """True when the JSON *text* nests objects/arrays more than MAX_NESTING levels.
-
-    Exact for valid JSON; brackets inside strings do not count. Free unless
-    the text has more than MAX_NESTING opening brackets in all; then the
-    strings are cut out, the brackets kept (``{}`` read as ``[]``), and the
-    innermost ``[]`` pairs removed pass by pass: a text nests deeper than N
-    levels exactly when N passes leave something. C-speed string operations
-    only, no recursion.
-    """
-    if text.count("{") + text.count("[") <= MAX_NESTING:
-        return False
-    if '\\"' in text:  # an escaped quote: drop escaped backslashes, then escaped quotes
-        text = text.replace("\\\\", "").replace('\\"', "")
-    outside = "".join(text.split('"')[::2]).encode("ascii", "ignore")
-    brackets = outside.translate(_ONE_BRACKET_KIND, _NOT_BRACKETS)
-    if brackets.count(b"[") <= MAX_NESTING:
-        return False
-    for _ in range(MAX_NESTING):
-        brackets = brackets.replace(b"[]", b"")
-        if not brackets:
-            return False
-    return True
-
-
-def nested_too_deep(value: Any, text: str) -> bool:
-    """:func:`_too_deep` for *text*, the JSON of *value* (a record or a parsed line).
-
-    Walks *value*'s containers when that is cheap (a line whose brackets are
-    mostly inside strings, such as a captured source file), else scans *text*.
-    """
-    if text.count("{") + text.count("[") <= MAX_NESTING:
-        return False
-    budget = _WALK_BUDGET
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if level > MAX_NESTING:
-            return True
-        budget -= len(item)
-        if budget < 0:
-            return _too_deep(text)
-        for child in item.values() if isinstance(item, dict) else item:
-            if isinstance(child, (dict, list, tuple)):
-                stack.append((child, level + 1))
-    return False
 
 
 def _field(path: str, key: object) -> str:
@@ -592,93 +536,8 @@ def write_acil_summary(output_dir: str | os.PathLike[str], record: AcilSummaryRe
 # Reading.
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 def _clip(text: str) -> str:
     return text[:MAX_ERROR_TEXT]
-
-
-def _loads_on_fresh_stack(text: str) -> Any:
-    """``json.loads`` in a new thread (a fresh recursion budget); re-raises its error."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, json.loads(text, parse_constant=_reject_constant)))
-        except BaseException as exc:  # handed back to the calling thread
-            outcome.append((False, exc))
-
-    thread = threading.Thread(target=run, name="skillwalker-jsonl-parse")
-    thread.start()
-    thread.join()
-    ok, result = outcome[0]
-    if not ok:
-        raise result
-    return result
-
-
-def replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
-    """Replace every lone surrogate in *record*'s keys and strings with U+FFFD, in place."""
-    stack: list[dict[str, Any] | list[Any]] = [record]
-    while stack:
-        container = stack.pop()
-        if isinstance(container, dict):
-            items = list(container.items())
-            if any(_SURROGATE_RE.search(key) for key, _ in items):
-                container.clear()
-                container.update((_SURROGATE_RE.sub("\ufffd", key), item) for key, item in items)
-                items = list(container.items())
-            slots: Iterable[tuple[Any, Any]] = items
-        else:
-            slots = list(enumerate(container))
-        for slot, item in slots:
-            if isinstance(item, str):
-                if _SURROGATE_RE.search(item):
-                    container[slot] = _SURROGATE_RE.sub("\ufffd", item)
-            elif isinstance(item, (dict, list)):
-                stack.append(item)
-    return record
-
-
-def _parse_line(raw: bytes, first: bool) -> tuple[dict[str, Any] | None, str | None, str]:
-    """Return (record, reason, text); record is None when the line is bad or blank.
-
-    On the first line of a file, one UTF-8 BOM is skipped before anything
-    else (a byte offset in a reason still counts from the line's first byte).
-    """
-    skipped = 0
-    if first and raw.startswith(_BOM):
-        raw = raw[len(_BOM) :]
-        skipped = len(_BOM)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        shown = raw.decode("utf-8", "replace")
-        return None, f"invalid UTF-8 at byte {exc.start + skipped}", shown
-    stripped = text.strip(" \t\r\n")
-    if not stripped:
-        return None, None, text
-    try:
-        try:
-            value = json.loads(stripped, parse_constant=_reject_constant)
-        except RecursionError:
-            if _too_deep(stripped):
-                return None, _TOO_DEEP, text
-            # Not too deep, but the caller's own stack is: parse again on a
-            # fresh stack, so the answer never depends on the caller.
-            value = _loads_on_fresh_stack(stripped)
-    except (ValueError, RecursionError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        return None, f"invalid JSON: {reason}", text
-    if isinstance(value, (dict, list)) and nested_too_deep(value, stripped):
-        return None, _TOO_DEEP, text
-    if not isinstance(value, dict):
-        return None, f"not a JSON object (got {type(value).__name__})", text
-    if _SURROGATE_ESCAPE_RE.search(raw):
-        value = replace_lone_surrogates(value)
-    return value, None, text
 
 
 def iter_jsonl(
@@ -688,26 +547,23 @@ def iter_jsonl(
 ) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of *path*, one line at a time (constant memory).
 
-    Blank lines are skipped. One UTF-8 BOM at the very start of the file is
-    skipped (on the first line only; a BOM anywhere else makes its line
-    malformed). A malformed line (invalid UTF-8, invalid JSON, nested deeper
-    than :data:`MAX_NESTING` levels, not an object) is passed to *on_error*;
-    without *on_error* it raises
+    Lines are read by :mod:`skillwalker_py.jsonline`'s rules: blank lines and
+    one BOM at the start of the file are skipped, lone surrogates read as
+    U+FFFD, NaN and Infinity as floats. A malformed line (too large, invalid
+    UTF-8, invalid JSON, nested deeper than :data:`MAX_NESTING` levels, not an
+    object) is passed to *on_error*; without *on_error* it raises
     :class:`~skillwalker_py.errors.JsonlFormatError` naming file and line.
-    Lone surrogates (an escape such as ``\\ud83d`` with no partner: text cut
-    mid-emoji by a JavaScript writer) are replaced with U+FFFD, so every
-    string read is valid Unicode; an escaped pair reads as its one character.
     """
     source = Path(path)
     with source.open("rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            record, reason, text = _parse_line(raw, line_number == 1)
-            if record is not None:
-                yield record
-            elif reason is not None:
-                if on_error is None:
-                    raise JsonlFormatError(source, line_number, reason)
-                on_error(MalformedLine(source, line_number, _clip(text.rstrip("\r\n")), reason))
+        for line_number, parsed in read_lines(handle):
+            if parsed.value is not None:
+                yield parsed.value
+            elif on_error is None:
+                raise JsonlFormatError(source, line_number, str(parsed.reason))
+            else:
+                reason = str(parsed.reason)
+                on_error(MalformedLine(source, line_number, _clip(parsed.text), reason))
 
 
 def read_jsonl(path: str | os.PathLike[str], *, missing_ok: bool = False) -> JsonlReadResult:
@@ -722,7 +578,7 @@ def read_jsonl(path: str | os.PathLike[str], *, missing_ok: bool = False) -> Jso
     >>> result.records
     [{'a': 1}]
     >>> [(e.line_number, e.reason) for e in result.errors]
-    [(3, 'invalid JSON: Expecting value'), (4, 'not a JSON object (got list)')]
+    [(3, 'invalid JSON: Expecting value (column 6)'), (4, 'not a JSON object (got array)')]
     """
     errors: list[MalformedLine] = []
     try:

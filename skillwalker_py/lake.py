@@ -175,28 +175,66 @@ class LakeConfig:
         root = Path(lake_dir).absolute()
         return cls(catalog=f"sqlite:{root / 'catalog.sqlite'}", data_path=f"{root / 'data'}/")
 
+    @staticmethod
+    def locate(
+        lake: str | os.PathLike[str] | None = None,
+        *,
+        data_set: str | os.PathLike[str] | None = None,
+        base: str | os.PathLike[str] | None = None,
+    ) -> tuple[Path, str | None]:
+        """The lake's folder, absolute, and what named it; the first given wins:
+
+        ==================  ====================================  ========================
+        what                folder                                named by
+        ==================  ====================================  ========================
+        ``lake``            that folder                           ``"lake"``
+        ``data_set``        ``<data_set>/lake``                   ``"data_set"``
+        environment         ``$SKILLWALKER_LAKE_DIR``             ``"SKILLWALKER_LAKE_DIR"``
+        data set env        ``$SKILLWALKER_HOME/lake``            ``"SKILLWALKER_HOME"``
+        default             ``analytics/lake`` in ``base``        None
+        ==================  ====================================  ========================
+
+        A relative folder resolves against the current directory (the default one
+        against ``base``, default the current directory: the dbt plugin passes
+        ``$DBT_PROJECT_DIR``), ``~`` expanded, links resolved. The one home of this rule:
+        the command (``--lake-dir``, ``--data-set``), the dbt plugin and the query
+        functions (:meth:`resolve`) use it.
+        """
+
+        def folder(raw: str | os.PathLike[str], within: str | os.PathLike[str] | None) -> Path:
+            return (Path(within or os.getcwd()) / Path(raw).expanduser()).resolve()
+
+        home = os.environ.get("SKILLWALKER_HOME")
+        if lake:
+            return folder(lake, None), "lake"
+        if data_set:
+            return folder(data_set, None) / "lake", "data_set"
+        if os.environ.get("SKILLWALKER_LAKE_DIR"):
+            return folder(os.environ["SKILLWALKER_LAKE_DIR"], None), "SKILLWALKER_LAKE_DIR"
+        if home:
+            return folder(home, None) / "lake", "SKILLWALKER_HOME"
+        return folder(DEFAULT_LAKE_DIR, base), None
+
     @classmethod
     def resolve(
         cls,
         lake: str | os.PathLike[str] | LakeConfig | None = None,
         *,
+        data_set: str | os.PathLike[str] | None = None,
         base: str | os.PathLike[str] | None = None,
     ) -> LakeConfig:
-        """The lake named by ``lake`` (a folder or a LakeConfig), else by the environment.
+        """The lake named by ``lake`` (a folder or a LakeConfig), ``data_set``, else by
+        the environment (:meth:`locate`'s table).
 
-        A relative folder resolves against ``base`` (default: the current
-        directory). ``SKILLWALKER_LAKE_CATALOG`` and
-        ``SKILLWALKER_LAKE_DATA_PATH`` override the catalog and data path of
-        a lake given by the environment.
+        ``SKILLWALKER_LAKE_CATALOG`` and ``SKILLWALKER_LAKE_DATA_PATH`` override the
+        catalog and data path of a lake that no argument named (a folder given names
+        the whole lake).
         """
         if isinstance(lake, LakeConfig):
             return lake
-        env_dir = os.environ.get("SKILLWALKER_LAKE_DIR")
-        folder = Path(lake if lake is not None else env_dir or DEFAULT_LAKE_DIR)
-        if not folder.is_absolute():
-            folder = Path(base or os.getcwd()) / folder
+        folder, source = cls.locate(lake, data_set=data_set, base=base)
         config = cls.from_dir(folder)
-        return config.with_env_overrides() if lake is None else config
+        return config if source in ("lake", "data_set") else config.with_env_overrides()
 
     def with_env_overrides(self) -> LakeConfig:
         """This lake with ``SKILLWALKER_LAKE_CATALOG`` / ``SKILLWALKER_LAKE_DATA_PATH`` when set."""

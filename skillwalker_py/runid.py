@@ -28,9 +28,16 @@ import re
 from datetime import UTC, datetime
 from typing import Final
 
-from skillwalker_py.errors import InvalidRunIdError
+from skillwalker_py.errors import InvalidRunIdError, RunIdListError
 
-__all__ = ["RUN_ID_PATTERN", "is_valid_run_id", "new_run_id", "validate_run_id"]
+__all__ = [
+    "RUN_ID_PATTERN",
+    "is_valid_run_id",
+    "new_run_id",
+    "run_id_list",
+    "run_id_problem_sql",
+    "validate_run_id",
+]
 
 RUN_ID_PATTERN: Final = r"^\d{8}T\d{6}$"
 """The shape of a run ID (the data contract's regex); the one home of the pattern."""
@@ -41,28 +48,67 @@ RUN_ID_PATTERN: Final = r"^\d{8}T\d{6}$"
 _RUN_ID_RE: Final = re.compile(RUN_ID_PATTERN, re.ASCII)
 
 _SHAPE_REASON: Final = "expected YYYYMMDDTHHMMSS"
+# The parts of a run ID after its shape: name, where it stands (a slice), lowest and highest
+# value (the day's highest, None: the last day of its month). The Python check and the
+# SQL one (run_id_problem_sql) are both made from this table, with the same reasons.
+_PARTS: Final = (
+    ("year", 0, 4, 1, 9999),
+    ("month", 4, 6, 1, 12),
+    ("day", 6, 8, 1, None),
+    ("hour", 9, 11, 0, 23),
+    ("minute", 11, 13, 0, 59),
+    ("second", 13, 15, 0, 59),
+)
 
 
 def _problem(value: object) -> str | None:
     """Return what is wrong with *value* as a run ID, or None when it is valid."""
     if not isinstance(value, str) or _RUN_ID_RE.fullmatch(value) is None:
         return _SHAPE_REASON
-    year, month, day = int(value[0:4]), int(value[4:6]), int(value[6:8])
-    hour, minute, second = int(value[9:11]), int(value[11:13]), int(value[13:15])
-    if year < 1:
-        return f"year {value[0:4]} is out of range 0001-9999"
-    if not 1 <= month <= 12:
-        return f"month {value[4:6]} is out of range 01-12"
-    last_day = calendar.monthrange(year, month)[1]
-    if not 1 <= day <= last_day:
-        return f"day {value[6:8]} is out of range 01-{last_day} for {value[0:4]}-{value[4:6]}"
-    if hour > 23:
-        return f"hour {value[9:11]} is out of range 00-23"
-    if minute > 59:
-        return f"minute {value[11:13]} is out of range 00-59"
-    if second > 59:
-        return f"second {value[13:15]} is out of range 00-59"
+    for name, start, end, low, high in _PARTS:
+        width, number, suffix = end - start, int(value[start:end]), ""
+        if high is None:
+            high = calendar.monthrange(int(value[0:4]), int(value[4:6]))[1]
+            suffix = f" for {value[0:4]}-{value[4:6]}"
+        if not low <= number <= high:
+            return (f"{name} {value[start:end]} is out of range "
+                    f"{low:0{width}d}-{high:0{width}d}{suffix}")
     return None
+
+
+def run_id_problem_sql(expr: str) -> str:
+    """The same rule as a DuckDB SQL expression over the VARCHAR *expr*: the reason the
+    value is not a run ID (:func:`validate_run_id`'s words), NULL when it is one.
+
+    The build's SQL calls it as the DuckDB macro ``sw_run_id_problem`` that the dbt
+    plugin makes from this text (``macros/sql/sw_run_id.sql``), so the rule and its
+    reasons have this one home.
+
+    >>> import duckdb
+    >>> duckdb.sql("select " + run_id_problem_sql("'20260230T000000'")).fetchone()[0]
+    'day 30 is out of range 01-28 for 2026-02'
+    """
+
+    def part(start: int, end: int) -> str:
+        return f"{expr}[{start + 1}:{end}]"
+
+    whens = [f"when {expr} is null or not regexp_full_match({expr}, '{RUN_ID_PATTERN}') "
+             f"then '{_SHAPE_REASON}'"]
+    for name, start, end, low, high in _PARTS:
+        width, suffix = end - start, "''"
+        if high is None:
+            year, month = part(0, 4), part(4, 6)
+            top = (f"day(last_day(make_date(cast({year} as INTEGER), "
+                   f"cast({month} as INTEGER), 1)))")
+            suffix = f"' for ' || {year} || '-' || {month}"
+        else:
+            top = str(high)
+        highest = f"lpad(cast({top} as VARCHAR), {width}, '0')"
+        whens.append(
+            f"when cast({part(start, end)} as INTEGER) not between {low} and {top} "
+            f"then '{name} ' || {part(start, end)} || ' is out of range {low:0{width}d}-' "
+            f"|| {highest} || {suffix}")
+    return "case " + " ".join(whens) + " end"
 
 
 def is_valid_run_id(value: object) -> bool:
@@ -92,6 +138,38 @@ def validate_run_id(value: object) -> str:
         raise InvalidRunIdError(value, problem)
     assert isinstance(value, str)
     return value
+
+
+def run_id_list(value: object, var: str) -> list[str]:
+    """A run-ID list var (``replace_run_ids``, ``forget_run_ids``): a list, or one
+    comma-separated string (blanks around an ID and empty items dropped), every item a run
+    ID; else a :class:`~skillwalker_py.errors.RunIdListError` naming the var, the value and
+    what is wrong with it. The command's ``--vars`` check and the build (the plan of the
+    files to read, the removal of forgotten runs) parse the vars with it.
+
+    >>> run_id_list("20260316T153306, 20260317T090000,", "forget_run_ids")
+    ['20260316T153306', '20260317T090000']
+    >>> run_id_list(["20261301T000000"], "replace_run_ids")
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.errors.RunIdListError: replace_run_ids: '20261301T000000' is not a run \
+ID (month 13 is out of range 01-12)
+    """
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise RunIdListError(var, value, "expected a list, or one comma-separated string")
+    runs = []
+    for item in items:
+        text = item.strip() if isinstance(item, str) else item
+        if text == "" and isinstance(value, str):
+            continue
+        problem = _problem(text)
+        if problem is not None:
+            raise RunIdListError(var, item, problem)
+        runs.append(str(text))
+    return runs
 
 
 def new_run_id(now: datetime | None = None) -> str:

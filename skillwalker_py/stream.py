@@ -1,7 +1,8 @@
 """Parse Claude Code ``--output-format stream-json`` output.
 
-Each line is one event. The parser is tolerant: blank lines, malformed JSON,
-non-object values and invalid UTF-8 are skipped (optionally reported), and
+Each line is one event, read by :mod:`skillwalker_py.jsonline`'s rules. The
+parser is tolerant: blank lines, invalid JSON, non-object values and invalid
+UTF-8 are skipped (optionally reported with the rule set's reason), and
 unknown event types or fields pass through untouched.
 
 Every ``get_*`` function and :func:`extract_metrics` reads its events once,
@@ -20,11 +21,11 @@ in constant memory:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar, cast
 
+from skillwalker_py.jsonline import parse_line, parse_text
 from skillwalker_py.types import MalformedLine, ModelUsage, ParsedRunMetrics, StreamEvent
 
 __all__ = [
@@ -72,33 +73,13 @@ def iter_stream_json_lines(
     """
     for number, item in enumerate(lines, start=1):
         if isinstance(item, bytes | bytearray):
-            try:
-                text = bytes(item).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                _skip(
-                    on_error,
-                    number,
-                    bytes(item).decode("utf-8", "replace"),
-                    f"invalid UTF-8 at byte {exc.start}",
-                )
-                continue
+            line = parse_line(bytes(item), first=number == 1, torn=False)
         else:
-            text = item
-        stripped = text.strip(" \t\r\n\ufeff")
-        if not stripped:
-            continue
-        try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            _skip(on_error, number, stripped, f"invalid JSON: {exc.msg}")
-            continue
-        except (ValueError, RecursionError) as exc:
-            _skip(on_error, number, stripped, f"invalid JSON: {type(exc).__name__}")
-            continue
-        if not isinstance(value, dict):
-            _skip(on_error, number, stripped, f"not a JSON object (got {type(value).__name__})")
-            continue
-        yield cast(StreamEvent, value)
+            line = parse_text(item.removeprefix("\ufeff") if number == 1 else item)
+        if line.value is not None:
+            yield cast(StreamEvent, line.value)
+        elif line.reason is not None:
+            _skip(on_error, number, line.text.rstrip("\r\n"), line.reason)
 
 
 def parse_stream_json_lines(raw: str) -> list[StreamEvent]:

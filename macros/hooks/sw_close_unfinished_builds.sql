@@ -20,7 +20,7 @@
     is cleared instead, so the next build replaces every view. Builds that only
     wrote rows (a build that left the views out, killed) leave the views as the
     finished build left them, and the next build may leave them out too
-    (skillwalker_py.build.state.lake_state reads the same rule).
+    (skillwalker_py.build.state.lake_state reads the same rule, from the same SQL).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
@@ -39,13 +39,12 @@
     tells it apart); run the build again instead.
   -#}
   {%- set alias = target.database -%}
-  {%- set snapshots = "ducklake_snapshots(" ~ sw_sql_string(alias) ~ ")" -%}
+  {#- the last finished build, the newest snapshot, whether the schema changed since: the
+      DuckDB macro the dbt plugin makes from skillwalker_py.build.state.unfinished_builds_sql
+      (the rule's one home; skillwalker-data build reads the lake with it too) -#}
   {%- set state = run_query(
-      "with b as (select (select max(snapshot_id) from " ~ sw_finished_snapshots() ~ ") as finished,"
-      ~ " (select max(snapshot_id) from " ~ snapshots ~ ") as latest)"
-      ~ " select finished, latest, (select schema_version from " ~ snapshots ~ " where snapshot_id = latest)"
-      ~ " is distinct from (select schema_version from " ~ snapshots ~ " where snapshot_id = finished)"
-      ~ " as schema_changed from b") -%}
+      "select finished, latest, schema_changed from memory.main.sw_unfinished_builds("
+      ~ sw_sql_string(alias) ~ ")") -%}
   {%- set finished = state.columns[0].values()[0] -%}
   {%- set latest = state.columns[1].values()[0] -%}
   {%- set schema_changed = state.columns[2].values()[0] -%}

@@ -9,12 +9,8 @@
     folder (or come back), the next build imports it again, so
     `skillwalker-data forget` requires them gone (or deletes them).
   -#}
-  {%- set runs = var('forget_run_ids', []) -%}
-  {%- if runs is string -%}
-    {%- set runs = runs.split(',') | map('trim') | reject('equalto', '') | list -%}
-  {%- endif -%}
+  {%- set runs = sw_run_id_list('forget_run_ids') -%}
   {%- if runs | length > 0 -%}
-    {%- set runs = sw_call('sw_check_replace_run_ids', {'replace_run_ids': runs | list, 'var': 'forget_run_ids'}) -%}
     {%- set tables = run_query(
         "select t.table_name from duckdb_tables() as t join duckdb_columns() as c"
         ~ " using (database_name, schema_name, table_name)"

@@ -9,7 +9,7 @@
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
-    {%- do sw_call('sw_check_replace_run_ids', {'replace_run_ids': sw_replace_run_ids()}) -%}
+    {%- do sw_run_id_list('replace_run_ids') -%}
     {%- do sw_rebuild_tables() -%}
     {%- do sw_close_unfinished_builds() -%}
     {%- do run_query(sw_create_lake_tables()) -%}

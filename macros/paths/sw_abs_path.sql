@@ -2,8 +2,9 @@
   {#-
     A path resolved against the dbt project directory, not the current directory.
     The result may still be relative to the current directory (when dbt was given
-    a relative --project-dir); skillwalker_py.storage makes every path absolute
-    before it reaches a view.
+    a relative --project-dir): the files' paths in the import log and the rejected
+    lines are then relative too. skillwalker-data build passes absolute paths
+    (skillwalker_py.cli.common.paths).
   -#}
   {%- if path.startswith('/') -%}
     {{ return(path) }}

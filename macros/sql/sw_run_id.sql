@@ -1,15 +1,15 @@
-{% macro sw_run_id_pattern() -%}
-  {#- The run ID's shape, as a SQL regex literal (skillwalker_py.runid.RUN_ID_PATTERN in Python). -#}
-  {{- return("'[0-9]{8}T[0-9]{6}'") -}}
+{% macro sw_run_id_problem(expr) -%}
+  {#- The reason the SQL expression is not a run ID (validate_run_id's words), NULL when it
+      is one: the DuckDB macro memory.main.sw_run_id_problem that the dbt plugin
+      (skillwalker_py.build.plugin) makes from skillwalker_py.runid.run_id_problem_sql,
+      the rule's one home, so Python and SQL check run IDs with the same code. -#}
+  {{- return("memory.main.sw_run_id_problem(" ~ expr ~ ")") -}}
 {%- endmacro %}
 
 {% macro sw_run_id_ok(expr) -%}
   {#- Whether the SQL expression is a run ID: the shape, a real calendar date and
-      time, year 0001 or later (skillwalker_py.runid.is_valid_run_id in Python;
-      tests/python/test_contract.py holds the two to the same answers). -#}
-  {{- return("(regexp_full_match(" ~ expr ~ ", " ~ sw_run_id_pattern() ~ ")"
-             ~ " and try_strptime(" ~ expr ~ ", '%Y%m%dT%H%M%S') is not null"
-             ~ " and not starts_with(" ~ expr ~ ", '0000'))") -}}
+      time, year 0001 or later (skillwalker_py.runid.is_valid_run_id in Python). -#}
+  {{- return("(" ~ sw_run_id_problem(expr) ~ " is null)") -}}
 {%- endmacro %}
 
 {% macro sw_run_started_at(expr) -%}

@@ -10,7 +10,7 @@
   plan           the relation sw_stage staged the plan in (skillwalker_py.build.ingest.plan_sql):
                  each file's run (key, run_from_path), and the runs that have a run
                  folder (kind 'dir'): their lines in the seed's single file are skipped
-  max_line_bytes the longest line read (skillwalker_py.build.ingest.MAX_LINE_BYTES, from
+  max_line_bytes the longest line read (skillwalker_py.jsonline.MAX_LINE_BYTES, from
                  sw_scan_lines): a file with a longer line never reaches the fast reader,
                  and the line-by-line reader has rejected such a line already
   count_skipped  instead of the rows: per file (_sw_file), the lines that the
@@ -25,7 +25,8 @@
   rows carry no other column; lines the meta.keep rule skips are not returned.
 
   The checks, in order (the first that fails is the line's reason):
-  1. the line is a JSON object with a known field (else malformed JSON);
+  1. the line is a JSON object with a known field (else its file is read again line by
+     line: skillwalker_py.jsonline's rules give the reason);
   2. test_run_id is present, a string and a run ID: YYYYMMDDTHHMMSS naming a real
      date and time (skillwalker_py.runid.validate_run_id's rule and reasons); the
      run named by the file's path (run folder, summary document name) is a run ID
@@ -39,23 +40,7 @@
   5. (fast mode) a JSON field that may nest deeper than 500 levels flags its file
      for the line-by-line read, which rejects a line nested that deeply.
 -#}
-{#- the reason a string that matches the run ID pattern is not a run ID (NULL when it is one);
-    @ID@ stands for the expression -#}
-{%- set run_id_problem -%}
-case
-  when not regexp_full_match(@ID@, {{ sw_run_id_pattern() }}) then 'expected YYYYMMDDTHHMMSS'
-  when starts_with(@ID@, '0000') then 'year 0000 is out of range 0001-9999'
-  when try_cast(@ID@[5:6] as INTEGER) not between 1 and 12 then 'month ' || @ID@[5:6] || ' is out of range 01-12'
-  when try_strptime(@ID@[1:8], '%Y%m%d') is null
-    then 'day ' || @ID@[7:8] || ' is out of range 01-'
-         || day(last_day(try_cast(@ID@[1:4] || '-' || @ID@[5:6] || '-01' as DATE)))
-         || ' for ' || @ID@[1:4] || '-' || @ID@[5:6]
-  when @ID@[10:11] > '23' then 'hour ' || @ID@[10:11] || ' is out of range 00-23'
-  when @ID@[12:13] > '59' then 'minute ' || @ID@[12:13] || ' is out of range 00-59'
-  when @ID@[14:15] > '59' then 'second ' || @ID@[14:15] || ' is out of range 00-59'
-end
-{%- endset -%}
-{#- cheap test of the same rule, for every line -#}
+{#- the run ID check (a DuckDB macro made from skillwalker_py.runid: the rule's one home) -#}
 {%- set run_id_ok = sw_run_id_ok('@ID@') -%}
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set keep = src.meta.get('keep') -%}
@@ -110,14 +95,14 @@ _sw_core_checked as (
   select c.* {%- if keep_columns %} exclude ({% for k in keep_columns %}"{{ k }}"{{ ', ' if not loop.last }}{% endfor %}){% endif %},
     f._sw_unit, f._sw_dir_run,
     case
-      when c._sw_unparsed then 'malformed JSON, not a JSON object, or no known field'
+      when c._sw_unparsed then 'invalid JSON, not a JSON object, or no known field: read again line by line'
       when not {{ sw_json_present('c."_raw_test_run_id"') }} then 'missing required field "test_run_id"'
       when c._sw_run_id is null then 'field "test_run_id" is not a string'
       when not {{ run_id_ok | replace('@ID@', 'c._sw_run_id') }}
-        then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (' || ({{ run_id_problem | replace('@ID@', 'c._sw_run_id') }}) || ')'
+        then 'invalid test_run_id ' || left(c._sw_run_id, 40) || ' (' || {{ sw_run_id_problem('c._sw_run_id') }} || ')'
       when f._sw_dir_run is not null and not {{ run_id_ok | replace('@ID@', 'f._sw_dir_run') }}
         then 'the file''s path names run ' || left(f._sw_dir_run, 40) || ', which is not a run ID ('
-             || ({{ run_id_problem | replace('@ID@', 'f._sw_dir_run') }}) || ')'
+             || {{ sw_run_id_problem('f._sw_dir_run') }} || ')'
       when f._sw_dir_run is not null and c._sw_run_id <> f._sw_dir_run
         then 'test_run_id ' || c._sw_run_id || ' does not match the file''s run ' || f._sw_dir_run
       {%- for k in keep_columns %}

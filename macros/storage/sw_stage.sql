@@ -39,7 +39,7 @@
 {%- set is_document = src.meta.get('document_dir') is not none -%}
 {%- set full = should_full_refresh() or load_relation(this) is none -%}
 {%- set plan_sql = sw_call('sw_plan_sql', {
-    'table': table, 'output_dir': sw_output_dir(), 'replace_run_ids': sw_replace_run_ids(),
+    'table': table, 'output_dir': sw_output_dir(), 'replace_run_ids': var('replace_run_ids', []),
     'per_run_file': src.meta.get('per_run_file'), 'legacy_file': src.meta.get('legacy_file'),
     'document_dir': src.meta.get('document_dir'), 'full': full}) -%}
 {%- set plan = 'memory.main._sw_plan_' ~ table -%}

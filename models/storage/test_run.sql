@@ -1,6 +1,6 @@
 -- One row per test execution from all of its result events, by the written
 -- definition that skillwalker_py.stream.extract_metrics also implements (the
--- parity test, tests/integration/test_stream_parity.py, runs every stream
+-- parity test, tests/integration/test_stream_shapes.py, runs every stream
 -- fixture through both):
 --   summed over the result events (per turn): duration_ms, duration_api_ms,
 --     num_turns and the main-thread usage tokens;

@@ -37,28 +37,25 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
-from skillwalker_py.jsonl import MAX_NESTING, nested_too_deep, replace_lone_surrogates
+from skillwalker_py import jsonline
+from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import sql_string as _sql_string
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
-from skillwalker_py.runid import is_valid_run_id
+from skillwalker_py.runid import run_id_list
 
 __all__ = [
     "BUILD_VARS",
     "IMPORT_LOG",
     "LEGACY_UNIT",
-    "MAX_LINE_BYTES",
     "RAW_TEXT_LIMIT",
     "REJECTED_LINES",
     "SCRATCH_PREFIX",
-    "ReplaceRunIdsError",
     "add_plan_functions",
-    "check_replace_run_ids",
     "content_hash",
     "declared_vars",
     "plan_sql",
@@ -72,15 +69,8 @@ __all__ = [
 
 LEGACY_UNIT = "legacy"
 """The import unit (``key``) of a file that holds many runs (the seed's layout)."""
-_BOM = b"\xef\xbb\xbf"
 RAW_TEXT_LIMIT = 2000
 """Characters of a rejected line's text kept in ``rejected_lines.raw``."""
-MAX_LINE_BYTES = 32 * 2**20
-"""The longest input line (bytes, without its newline) a build imports; a longer line
-is rejected as "line too large" without being held in memory whole. Measured: a
-60 MiB line ran the build out of memory under the default 1GB limit, a 32 MiB one
-imports. The build passes it to DuckDB's JSON readers (``maximum_object_size`` in
-``macros/storage/sw_read_source.sql``, through :func:`scan_lines`' result)."""
 IMPORT_LOG = "lake.main.sw_import_log"
 """The lake table that records every file a build imported
 (macros/hooks/sw_create_lake_tables.sql)."""
@@ -88,27 +78,8 @@ REJECTED_LINES = "lake.main.sw_rejected_lines"
 """The lake table of the rejected lines of the files as last read."""
 
 
-class ReplaceRunIdsError(InvalidRunIdError):
-    """A value of the ``replace_run_ids`` var is not a run ID."""
-
-    def __init__(self, value: object, var: str = "replace_run_ids") -> None:
-        self.value = value
-        SkillwalkerError.__init__(
-            self, f"{var}: {value!r} is not a run ID (expected YYYYMMDDTHHMMSS)"
-        )
-
-
 def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join(_sql_string(v) for v in values) + "]::VARCHAR[]"
-
-
-def check_replace_run_ids(values: list[Any], var: str = "replace_run_ids") -> list[str]:
-    """The ``replace_run_ids`` var (or ``var``), every value a valid run ID, else one clear
-    error."""
-    for value in values:
-        if not is_valid_run_id(value):
-            raise ReplaceRunIdsError(value, var)
-    return [str(v) for v in values]
 
 
 @dataclass(frozen=True)
@@ -224,7 +195,8 @@ def plan_sql(args: dict[str, Any]) -> str:
     """SQL listing the files of one table that this build must read.
 
     ``args``: ``table``; the source's ``per_run_file``, ``legacy_file`` or
-    ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (list);
+    ``document_dir``; ``output_dir`` (absolute); ``replace_run_ids`` (the var as given:
+    :func:`skillwalker_py.runid.run_id_list` reads it);
     ``full`` (read every file: a rebuild); ``log`` (the import log relation,
     default :data:`IMPORT_LOG`); ``rejects`` (the rejected lines, default
     :data:`REJECTED_LINES`). The connection must have the functions of
@@ -264,7 +236,7 @@ def plan_sql(args: dict[str, Any]) -> str:
     table = _sql_string(str(args["table"]))
     log = args.get("log", IMPORT_LOG)
     rejects = args.get("rejects", REJECTED_LINES)
-    replace = check_replace_run_ids(args.get("replace_run_ids") or [])
+    replace = run_id_list(args.get("replace_run_ids"), "replace_run_ids")
     marker = _stat(f"{out}/{MARKER_FILE}", None)
     try:
         marker_runs = read_reevaluated_runs(out)
@@ -352,7 +324,8 @@ order by kind, key, path
 # --------------------------------------------------------------------------- scan
 
 _CHUNK = 1 << 24
-_WHITESPACE = b" \t\r\x0b\x0c"  # bytes.strip()'s whitespace, apart from the newline
+_READ_BUFFER = 1 << 20
+"""The buffer of a file read line by line (:func:`skillwalker_py.jsonline.read_lines`)."""
 _BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*(?=\n)")
 _NOT_BLANK = re.compile(rb"[^ \t\r\x0b\x0c]")
 
@@ -415,14 +388,14 @@ def _scan_file(path: str) -> dict[str, Any]:
             st = os.fstat(fh.fileno())
             first = True
             size = 0
-            while chunk := fh.read(max(_CHUNK, len(_BOM)) if first else _CHUNK):
+            while chunk := fh.read(max(_CHUNK, len(jsonline.BOM)) if first else _CHUNK):
                 digest.update(chunk)
                 size += len(chunk)
                 start = 0
                 if first:
                     first = False
-                    bom = chunk.startswith(_BOM)  # sanitize and DuckDB's reader skip it
-                    start = len(_BOM) if bom else 0
+                    bom = chunk.startswith(jsonline.BOM)  # sanitize and DuckDB's reader skip it
+                    start = len(jsonline.BOM) if bom else 0
                 newline = chunk.find(b"\n", start)
                 if newline < 0:
                     current += len(chunk) - start
@@ -485,8 +458,9 @@ def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
     opened or read, e.g. permission denied: rejected, not logged). A summary
     document counts as one line and is only hashed here. The counts go to a JSONL
     file (``counts``) that the import log joins; ``slow`` lists the files to read
-    line by line from the start (a line longer than :data:`MAX_LINE_BYTES`, which
-    DuckDB's reader would fail on, or a byte order mark); ``unreadable`` lists the
+    line by line from the start (a line longer than
+    :data:`~skillwalker_py.jsonline.MAX_LINE_BYTES`, which DuckDB's reader would fail on,
+    or a byte order mark); ``unreadable`` lists the
     unreadable files (read by sanitize, which rejects them with the reason);
     ``max_line_bytes`` is that limit.
     """
@@ -501,13 +475,13 @@ def scan_lines(args: dict[str, Any]) -> dict[str, Any]:
                 found = _scan_document(str(path))
             else:
                 found = _scan_file(str(path))
-                if found["bom"] or found["longest"] > MAX_LINE_BYTES:
+                if found["bom"] or found["longest"] > jsonline.MAX_LINE_BYTES:
                     slow.append(str(path))
             if found["unreadable"]:
                 unreadable.append(str(path))
             out.write(json.dumps(found, ensure_ascii=False) + "\n")
     return {"counts": str(counts_path), "slow": slow, "unreadable": unreadable,
-            "max_line_bytes": MAX_LINE_BYTES}
+            "max_line_bytes": jsonline.MAX_LINE_BYTES}
 
 
 def stat_files(args: dict[str, Any]) -> str:
@@ -531,10 +505,6 @@ def stat_files(args: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- sanitize
-
-
-def _size(limit: int) -> str:
-    return f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
 
 
 def _reject(path: str, line: int | None, raw: str, reason: str, unit: str) -> dict[str, Any]:
@@ -639,65 +609,13 @@ def remove_abandoned_scratch(temp_dir: str | None = None) -> list[str]:
 
 
 def _write_clean(clean: Any, value: dict[str, Any], path: str, line: int, text: str) -> None:
-    """One clean line. A lone UTF-16 surrogate (text cut mid-character by a JavaScript
-    writer) is imported as U+FFFD, the rule of skillwalker_py.jsonl's reader."""
+    """One clean line (read by :mod:`skillwalker_py.jsonline`'s rules: no lone surrogate is
+    left), with its file, line number and text."""
     value["_sw_file"] = path
     value["_sw_line"] = line
     value["_sw_raw"] = text[:RAW_TEXT_LIMIT]
-    out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    try:
-        out.encode("utf-8")
-    except UnicodeEncodeError:
-        out = json.dumps(replace_lone_surrogates(value), ensure_ascii=False, separators=(",", ":"))
-    clean.write(out)
+    clean.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     clean.write("\n")
-
-
-@dataclass(frozen=True)
-class _Line:
-    number: int
-    raw: bytes | None
-    """The line with its newline; None when it is longer than :data:`MAX_LINE_BYTES`."""
-    size: int
-    head: bytes
-    """The start of a line that is too long (a few KiB), else empty."""
-
-
-def _iter_lines(path: str) -> Iterator[_Line]:
-    """The physical lines of a file, read in 16 MiB chunks: a line longer than
-    :data:`MAX_LINE_BYTES` is never held whole (only its start is kept), so a line
-    of any size is read in constant memory."""
-    keep = 4 * RAW_TEXT_LIMIT
-    number = 0
-    parts: list[bytes] = []
-    size = 0
-    head: bytes | None = None  # set once the line is known to be too long
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            start = 0
-            while start < len(chunk):
-                end = chunk.find(b"\n", start)
-                stop = len(chunk) if end < 0 else end + 1
-                if head is None:
-                    if size + (stop - start) > MAX_LINE_BYTES + 2:  # the limit + CRLF
-                        head = (b"".join(parts) + chunk[start : start + keep])[:keep]
-                        parts = []
-                    else:
-                        parts.append(chunk[start:stop])
-                size += stop - start
-                start = stop
-                if end >= 0:
-                    number += 1
-                    yield _line(number, parts, size, head)
-                    parts, size, head = [], 0, None
-        if size:
-            yield _line(number + 1, parts, size, head)
-
-
-def _line(number: int, parts: list[bytes], size: int, head: bytes | None) -> _Line:
-    if head is not None:
-        return _Line(number, None, size, head)
-    return _Line(number, b"".join(parts), size, b"")
 
 
 _NOT_REGULAR = "not a regular file (a directory, a broken or looping symlink)"
@@ -719,53 +637,14 @@ def _sanitize_jsonl(path: str, unit: str, clean: Any, rejects: list[dict[str, An
     if not _readable(path, unit, rejects):
         return
     try:
-        _sanitize_lines(path, unit, clean, rejects)
+        with open(path, "rb", buffering=_READ_BUFFER) as fh:
+            for number, line in jsonline.read_lines(fh):
+                if line.value is None:
+                    rejects.append(_reject(path, number, line.text, str(line.reason), unit))
+                else:
+                    _write_clean(clean, line.value, path, number, line.text)
     except OSError as exc:  # a read error half-way: the file is tried again by the next build
         rejects.append(_reject(path, None, "", _cannot_read(exc), unit))
-
-
-def _sanitize_lines(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
-    for found in _iter_lines(path):
-        number, raw_bytes = found.number, found.raw
-        if raw_bytes is None:
-            shown = found.head.decode("utf-8", "replace")
-            reason = (f"line too large ({found.size:,} bytes; lines up to "
-                      f"{_size(MAX_LINE_BYTES)} are read)")
-            rejects.append(_reject(path, number, shown, reason, unit))
-            continue
-        body = raw_bytes.rstrip(b"\r\n")
-        if number == 1 and body.startswith(_BOM):  # the same rule as DuckDB's reader
-            body = body[len(_BOM):]
-        if not body.strip():
-            continue
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            shown = body.decode("utf-8", "replace")
-            rejects.append(
-                _reject(path, number, shown, f"not valid UTF-8 (byte {exc.start})", unit)
-            )
-            continue
-        try:
-            value = json.loads(text)
-        except RecursionError:
-            reason = "malformed JSON: nested too deeply to read"
-            rejects.append(_reject(path, number, text, reason, unit))
-            continue
-        except ValueError as exc:
-            reason = f"malformed JSON: {exc}"
-            if not raw_bytes.endswith(b"\n"):
-                reason += " (the last line has no newline: a writer may have been killed)"
-            rejects.append(_reject(path, number, text, reason, unit))
-            continue
-        if not isinstance(value, dict):
-            rejects.append(_reject(path, number, text, "not a JSON object", unit))
-            continue
-        if nested_too_deep(value, text):
-            reason = f"malformed JSON: nested deeper than {MAX_NESTING} levels"
-            rejects.append(_reject(path, number, text, reason, unit))
-            continue
-        _write_clean(clean, value, path, number, text)
 
 
 def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str, Any]]) -> None:
@@ -773,42 +652,21 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
         return
     try:
         size = os.stat(path).st_size
-        if size > MAX_LINE_BYTES:
+        if size > jsonline.MAX_LINE_BYTES:
             with open(path, "rb") as fh:
                 head = fh.read(4 * RAW_TEXT_LIMIT).decode("utf-8", "replace")
-            reason = (f"document too large ({size:,} bytes; documents up to "
-                      f"{_size(MAX_LINE_BYTES)} are read)")
+            reason = jsonline.too_large(size, limit=jsonline.MAX_LINE_BYTES, what="document")
             rejects.append(_reject(path, 1, head, reason, unit))
             return
         data = Path(path).read_bytes()
     except OSError as exc:
         rejects.append(_reject(path, None, "", _cannot_read(exc), unit))
         return
-    if data.startswith(_BOM):  # a leading byte order mark, as in a JSONL file's first line
-        data = data[len(_BOM):]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        shown = data.decode("utf-8", "replace")
-        rejects.append(_reject(path, 1, shown, f"not valid UTF-8 (byte {exc.start})", unit))
-        return
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        rejects.append(_reject(path, 1, text, "malformed JSON: nested too deeply to read", unit))
-        return
-    except ValueError as exc:
-        line = getattr(exc, "lineno", 1)
-        rejects.append(_reject(path, line, text, f"malformed JSON: {exc}", unit))
-        return
-    if not isinstance(value, dict):
-        rejects.append(_reject(path, 1, text, "not a JSON object", unit))
-        return
-    if nested_too_deep(value, text):
-        reason = f"malformed JSON: nested deeper than {MAX_NESTING} levels"
-        rejects.append(_reject(path, 1, text, reason, unit))
-        return
-    _write_clean(clean, value, path, 1, text)
+    doc = jsonline.parse_document(data)
+    if doc.value is None:
+        rejects.append(_reject(path, doc.line, doc.text, str(doc.reason), unit))
+    else:
+        _write_clean(clean, doc.value, path, 1, doc.text)
 
 
 # --------------------------------------------------------------------------- project

@@ -11,8 +11,10 @@ taken it already). On the connection dbt
 opens, before the lake is attached, it LOADs the
 DuckLake and SQLite extensions from their PyPI packages (no download; see
 :func:`skillwalker_py.lake.load_extensions`), creates the DuckLake secret the
-profile attaches (the lake named by the environment, :func:`build_lake`) and
-registers scalar functions that take and return JSON text:
+profile attaches (the lake named by the environment, :func:`build_lake`), creates
+the DuckDB macros whose rule lives in Python (:func:`add_sql_macros`: the run-ID
+rule, the unfinished builds) and registers scalar functions that take and return
+JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
   (:func:`skillwalker_py.build.ingest.plan_sql`), and ``sw_content_hash``, which that
@@ -24,7 +26,8 @@ registers scalar functions that take and return JSON text:
 - ``sw_stat_files``: each file's size and time after the read;
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
-- ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
+- ``sw_run_id_list``: ``{"var": name, "value": var(name)}``: a run-ID list var as a
+  list, every item a run ID (:func:`skillwalker_py.runid.run_id_list`), else its error;
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
@@ -50,8 +53,8 @@ from typing import Any
 
 from dbt.adapters.duckdb.plugins import BasePlugin
 
-from skillwalker_py import lake
-from skillwalker_py.build import ingest, lock, team_lock
+from skillwalker_py import lake, runid
+from skillwalker_py.build import ingest, lock, state, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -69,15 +72,26 @@ def _given_vars(value: Any) -> dict[str, Any]:
 
 
 def build_lake() -> lake.LakeConfig:
-    """The lake a dbt command on this project writes, from the environment.
+    """The lake a dbt command on this project writes, from the environment, by the rule
+    of :meth:`skillwalker_py.lake.LakeConfig.locate` (``SKILLWALKER_LAKE_DIR``, else
+    ``$SKILLWALKER_HOME/lake``, else ``analytics/lake`` of ``$DBT_PROJECT_DIR`` or of the
+    current directory; ``SKILLWALKER_LAKE_CATALOG`` and ``SKILLWALKER_LAKE_DATA_PATH``
+    override the catalog and the data path)."""
+    return lake.LakeConfig.resolve(base=os.environ.get("DBT_PROJECT_DIR"))
 
-    ``SKILLWALKER_LAKE_DIR`` (a relative folder: against the current
-    directory), else ``analytics/lake`` of ``$DBT_PROJECT_DIR`` (else of the
-    current directory); ``SKILLWALKER_LAKE_CATALOG`` and
-    ``SKILLWALKER_LAKE_DATA_PATH`` override the catalog and the data path.
-    """
-    base = None if os.environ.get("SKILLWALKER_LAKE_DIR") else os.environ.get("DBT_PROJECT_DIR")
-    return lake.LakeConfig.resolve(base=base)
+
+def add_sql_macros(conn: Any) -> None:
+    """The DuckDB macros that the project's SQL calls and Python defines, so that each
+    rule has one home: ``sw_run_id_problem(id)``, the run-ID rule
+    (:func:`skillwalker_py.runid.run_id_problem_sql`; ``macros/sql/sw_run_id.sql`` calls
+    it), and the table macro ``sw_unfinished_builds(alias)``, the last finished build, the
+    newest snapshot and whether the schema changed since
+    (:func:`skillwalker_py.build.state.unfinished_builds_sql`; the undo of unfinished
+    builds calls it)."""
+    conn.execute("create or replace macro sw_run_id_problem(id) as "
+                 + runid.run_id_problem_sql("id"))
+    conn.execute("create or replace macro sw_unfinished_builds(alias) as table "
+                 + state.unfinished_builds_sql("alias"))
 
 
 def _is_dbt_retry(argv: list[str]) -> bool:
@@ -205,11 +219,7 @@ class Plugin(BasePlugin):
             "sw_scan_lines": _json_udf(ingest.scan_lines),
             "sw_stat_files": _json_udf(ingest.stat_files),
             "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
-            "sw_check_replace_run_ids": _json_udf(
-                lambda args: ingest.check_replace_run_ids(
-                    args["replace_run_ids"], args.get("var", "replace_run_ids")
-                )
-            ),
+            "sw_run_id_list": _json_udf(lambda args: runid.run_id_list(args["value"], args["var"])),
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(
                     args["project_dir"], _given_vars(args.get("vars"))
@@ -220,6 +230,7 @@ class Plugin(BasePlugin):
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
         ingest.add_plan_functions(conn)  # what the SQL of sw_plan_sql calls
+        add_sql_macros(conn)
         # The data tests' scope (macros/hooks/sw_test_scope_sql.sql) as it is outside a
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
         conn.execute(

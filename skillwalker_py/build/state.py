@@ -30,11 +30,12 @@ import duckdb
 from skillwalker_py.build import ingest
 from skillwalker_py.lake import (
     ALIAS,
+    FINISHED_MESSAGE,
     LakeConfig,
     connect,
-    finished_snapshot,
     open_instance,
     reading,
+    sql_string,
 )
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "run_files",
     "runs_in_lake",
     "storage_sources",
+    "unfinished_builds_sql",
 ]
 
 SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
@@ -60,6 +62,29 @@ def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, 
         if source.get("name") == "output"
         for table in source.get("tables", [])
     }
+
+
+def unfinished_builds_sql(alias: str) -> str:
+    """One row about the lake attached as ``alias`` (a SQL expression of its name):
+    ``finished``, the snapshot of its last finished build (NULL when none); ``latest``, its
+    newest snapshot; ``schema_changed``, whether builds that did not finish since changed
+    its schema (DuckLake's ``schema_version`` moved: a view, a table or a column created,
+    replaced or dropped, which the undo of those builds does not put back).
+
+    The one home of that rule: :func:`lake_state` runs it, and the build's undo
+    (``macros/hooks/sw_close_unfinished_builds.sql``) calls it as the DuckDB table macro
+    ``sw_unfinished_builds(alias)`` that the dbt plugin creates from this text.
+    """
+    return f"""
+with s as (select snapshot_id, schema_version, commit_message from ducklake_snapshots({alias})),
+b as (select (select max(snapshot_id) from s where commit_message = {sql_string(FINISHED_MESSAGE)})
+             as finished,
+             (select max(snapshot_id) from s) as latest)
+select finished, latest,
+       (select schema_version from s where snapshot_id = latest)
+       is distinct from (select schema_version from s where snapshot_id = finished)
+       as schema_changed
+from b"""
 
 
 @dataclass(frozen=True)
@@ -104,15 +129,9 @@ def lake_state(
     if con is None:
         return nothing
     try:
-        finished = finished_snapshot(con, ALIAS)
-        if finished is None:
-            return nothing
-        latest, schema_changed = con.execute(
-            f"with s as (select * from ducklake_snapshots('{ALIAS}')) "
-            "select max(snapshot_id), (select schema_version from s where snapshot_id = "
-            "(select max(snapshot_id) from s)) is distinct from (select schema_version "
-            "from s where snapshot_id = ?) from s", [finished]).fetchone() or (None, True)
-        if schema_changed:
+        finished, latest, schema_changed = con.execute(
+            unfinished_builds_sql(sql_string(ALIAS))).fetchone() or (None, None, True)
+        if finished is None or schema_changed:
             return nothing
         interrupted = latest != finished
         try:

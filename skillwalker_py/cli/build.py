@@ -30,7 +30,8 @@ from skillwalker_py.build import conflicts, ingest, invocation, lock
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import PREFIX, Progress
-from skillwalker_py.runid import is_valid_run_id
+from skillwalker_py.errors import InvalidRunIdError, RunIdListError
+from skillwalker_py.runid import run_id_list, validate_run_id
 
 __all__ = ["register", "validate_vars"]
 
@@ -73,14 +74,10 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
         default = declared[name]
         kind = _NULL_DEFAULT_TYPES.get(name, str) if default is None else type(default)
         if name in _RUN_ID_LISTS:
-            values = value.split(",") if isinstance(value, str) else value
-            if not isinstance(values, list):
-                raise UsageError(f"--vars: {name} must be a list of run IDs, not {value!r}")
-            for run_id in values:
-                if not is_valid_run_id(str(run_id).strip()):
-                    raise UsageError(
-                        f"--vars: {name}: '{run_id}' is not a run ID (expected YYYYMMDDTHHMMSS)"
-                    )
+            try:
+                run_id_list(value, name)
+            except RunIdListError as exc:
+                raise UsageError(f"--vars: {exc}") from None
             continue
         ok = (
             isinstance(value, bool) if kind is bool
@@ -417,8 +414,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     runs = sorted({resolve_run(config, r) if r in ("latest", "previous") else r
                    for r in args.run_ids})  # fmt: skip
     for run in runs:
-        if not is_valid_run_id(run):
-            raise UsageError(f"invalid test run ID {run!r}: expected YYYYMMDDTHHMMSS")
+        try:
+            validate_run_id(run)
+        except InvalidRunIdError as exc:
+            raise UsageError(str(exc)) from None
     in_lake = build_state.runs_in_lake(config)
     unknown = [r for r in runs if r not in in_lake]
     if unknown:

@@ -12,9 +12,11 @@ data set environment    ``SKILLWALKER_HOME``: ``…/output``   ``…/lake``
 default                 ``output``                           ``analytics/lake``
 ======================  ===================================  ================================
 
-A relative path resolves against the current directory. A lake named by an
-option (``--lake-dir``, ``--data-set``) is the whole lake: its catalog and
-data are in that folder, whatever ``SKILLWALKER_LAKE_CATALOG`` and
+A relative path resolves against the current directory. The lake's column is
+:meth:`skillwalker_py.lake.LakeConfig.locate`'s rule, which the build's dbt
+plugin and the query functions follow too. A lake named by an option
+(``--lake-dir``, ``--data-set``) is the whole lake: its catalog and data are in
+that folder, whatever ``SKILLWALKER_LAKE_CATALOG`` and
 ``SKILLWALKER_LAKE_DATA_PATH`` say.
 """
 
@@ -97,8 +99,8 @@ def paths(args: argparse.Namespace) -> Paths:
 
     output, _ = pick(getattr(args, "output_dir", None), "--output-dir", "output",
                      "SKILLWALKER_OUTPUT_DIR", "output")  # fmt: skip
-    lake, source = pick(getattr(args, "lake_dir", None), "--lake-dir", "lake",
-                        "SKILLWALKER_LAKE_DIR", "analytics/lake")  # fmt: skip
+    lake, named_by = LakeConfig.locate(getattr(args, "lake_dir", None), data_set=data_set)
+    source = {"lake": "--lake-dir", "data_set": "--data-set"}.get(named_by or "", named_by)
     if lake.exists() and not lake.is_dir():
         raise UsageError(f"the lake folder {lake} is not a folder (check --lake-dir)")
     from_option = source in ("--lake-dir", "--data-set")
@@ -106,11 +108,11 @@ def paths(args: argparse.Namespace) -> Paths:
 
 
 def lake_config(args: argparse.Namespace, *, as_of: bool = True) -> LakeConfig:
-    """The lake of the command (at ``--as-of`` when given and ``as_of``)."""
-    where = paths(args)
-    config = LakeConfig.from_dir(where.lake)
-    if not where.lake_from_option:
-        config = config.with_env_overrides()
+    """The lake of the command (at ``--as-of`` when given and ``as_of``): the folder of
+    :func:`paths`, by :meth:`~skillwalker_py.lake.LakeConfig.resolve`'s rule."""
+    paths(args)  # a lake path that is no folder: one line
+    config = LakeConfig.resolve(getattr(args, "lake_dir", None),
+                                data_set=getattr(args, "data_set", None))
     build = getattr(args, "as_of", None) if as_of else None
     return at_build(config, build) if build else config
 

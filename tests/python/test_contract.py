@@ -142,7 +142,8 @@ def test_kind_reads_optional_literals_and_containers() -> None:
 
 
 # --------------------------------------------------------------------------
-# The run-ID rule: skillwalker_py.runid in Python, macros/sql/sw_run_id.sql in SQL
+# The run-ID rule: skillwalker_py.runid, in Python and (run_id_problem_sql) as the DuckDB
+# macro the dbt plugin creates, which macros/sql/sw_run_id.sql calls
 
 RUN_ID_MACROS = SOURCES.parents[2] / "macros" / "sql" / "sw_run_id.sql"
 RUN_IDS = [
@@ -168,17 +169,40 @@ def _sql_run_id_rule() -> Any:
 def test_sql_and_python_agree_on_every_run_id() -> None:
     import duckdb
 
-    from skillwalker_py.runid import is_valid_run_id
+    from skillwalker_py.build.plugin import add_sql_macros
+    from skillwalker_py.errors import InvalidRunIdError
+    from skillwalker_py.runid import is_valid_run_id, validate_run_id
+
+    def python_reason(value: str) -> str | None:
+        try:
+            validate_run_id(value)
+        except InvalidRunIdError as exc:
+            return exc.reason
+        return None
 
     macros = _sql_run_id_rule()
-    ok = str(macros.sw_run_id_ok("id"))
+    ok, problem = str(macros.sw_run_id_ok("id")), str(macros.sw_run_id_problem("id"))
+    from skillwalker_py.lake import load_extensions
+
     con = duckdb.connect()
-    rows = con.execute(f"select id, coalesce({ok}, false) from unnest(?) as t(id)",
+    load_extensions(con, None)
+    add_sql_macros(con)  # what the dbt plugin does on the build's connection
+    rows = con.execute(f"select id, {ok}, {problem} from unnest(?) as t(id)",
                        [RUN_IDS]).fetchall()
-    sql = dict(rows)
-    assert {i: sql[i] for i in RUN_IDS} == {i: is_valid_run_id(i) for i in RUN_IDS}
+    sql = {i: (valid, reason) for i, valid, reason in rows}
+    assert {i: sql[i] for i in RUN_IDS} == {
+        i: (is_valid_run_id(i), python_reason(i)) for i in RUN_IDS}
     # the hand answers: the first four are run IDs, no other is
-    assert [i for i in RUN_IDS if sql[i]] == RUN_IDS[:4]
+    assert [i for i in RUN_IDS if sql[i][0]] == RUN_IDS[:4]
+    assert [sql[i][1] for i in RUN_IDS[4:13]] == [
+        "day 30 is out of range 01-28 for 2026-02", "day 29 is out of range 01-28 for 2025-02",
+        "month 13 is out of range 01-12", "month 00 is out of range 01-12",
+        "day 00 is out of range 01-31 for 2026-01", "hour 24 is out of range 00-23",
+        "minute 60 is out of range 00-59", "second 60 is out of range 00-59",
+        "year 0000 is out of range 0001-9999"]
+    assert {sql[i][1] for i in RUN_IDS[13:]} == {"expected YYYYMMDDTHHMMSS"}
+    assert con.execute(f"select {ok}, {problem} from (select NULL::VARCHAR as id)"
+                       ).fetchall() == [(False, "expected YYYYMMDDTHHMMSS")]
     started = str(macros.sw_run_started_at("'20240229T235959'"))
     assert con.execute(f"select {started}::VARCHAR").fetchall() == [("2024-02-29 23:59:59",)]
 
@@ -224,3 +248,37 @@ def test_the_cross_run_views_are_checked_on_full_checks_only() -> None:
     assert len(documented) >= 3
     assert {m for m, w in wheres.items() if FULL_CHECK in w} == documented
     assert all(wheres[m] == {FULL_CHECK} for m in documented), wheres
+
+
+def test_the_unfinished_builds_rule_is_one_sql_text(tmp_path: Path) -> None:
+    """skillwalker-data build (state.lake_state) and the build's undo (the DuckDB macro the
+    plugin creates) read "finished build, newest snapshot, schema changed since" from the
+    same SQL. Worked by hand: snapshot 0 creates the lake, 1 a table (a finished build),
+    2 adds a row (same schema), 3 creates a view (the schema moves)."""
+    import duckdb
+
+    from skillwalker_py import lake
+    from skillwalker_py.build.plugin import add_sql_macros
+    from skillwalker_py.build.state import unfinished_builds_sql
+
+    catalog = f"sqlite:{tmp_path / 'catalog.sqlite'}"
+    con = duckdb.connect()
+    lake.load_extensions(con, catalog)
+    add_sql_macros(con)
+    con.execute(f"attach 'ducklake:{catalog}' as lake (data_path '{tmp_path / 'data'}/')")
+
+    def both() -> list[Any]:
+        macro = con.execute("select * from memory.main.sw_unfinished_builds('lake')").fetchall()
+        assert con.execute(unfinished_builds_sql("'lake'")).fetchall() == macro
+        return macro
+
+    assert both() == [(None, 0, True)]
+    con.execute("begin")
+    con.execute("create table lake.t as select 1 as a")
+    con.execute(f"call lake.set_commit_message('sw', '{lake.FINISHED_MESSAGE}')")
+    con.execute("commit")
+    assert both() == [(1, 1, False)]
+    con.execute("insert into lake.t values (2)")
+    assert both() == [(1, 2, False)]
+    con.execute("create view lake.v as select 1 as b")
+    assert both() == [(1, 3, True)]

@@ -18,6 +18,7 @@ MODULES = [
     "skillwalker_py.errors",
     "skillwalker_py.frontmatter",
     "skillwalker_py.jsonl",
+    "skillwalker_py.jsonline",
     "skillwalker_py.lake_check",
     "skillwalker_py.markers",
     "skillwalker_py.phase",

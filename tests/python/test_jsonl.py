@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import multiprocessing
 import os
 import resource
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py import jsonl as jsonl_module
+from skillwalker_py import jsonline
 from skillwalker_py import types as t
 from skillwalker_py.errors import (
     InvalidRunIdError,
@@ -287,17 +289,20 @@ def test_reader_reports_every_bad_line_with_physical_line_numbers(tmp_path: Path
         + b'{"bad":"\xff\xfe"}\n'
         + long_bad.encode()
         + b"\n"
-        + b'{"n":NaN}\n'
-        + b'{"a":3}'  # no final newline
+        + b'{"n":NaN,"i":-Infinity}\n'  # read as floats (jsonline's rule)
+        + b'{"a":3'  # no final newline: a torn last line
     )
     result = read_jsonl(path)
-    assert result.records == [{"a": 1}, {"a": 2}, {"a": 3}]
-    assert [(e.line_number, e.reason.split(":")[0]) for e in result.errors] == [
-        (5, "invalid JSON"),
-        (6, "not a JSON object (got list)"),
+    assert result.records[:2] == [{"a": 1}, {"a": 2}]
+    assert math.isnan(result.records[2]["n"]) and result.records[2]["i"] == -math.inf
+    assert len(result.records) == 3
+    assert [(e.line_number, e.reason) for e in result.errors] == [
+        (5, "invalid JSON: Expecting value (column 1)"),
+        (6, "not a JSON object (got array)"),
         (7, "invalid UTF-8 at byte 8"),
-        (8, "invalid JSON"),
-        (9, "invalid JSON"),
+        (8, "invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
+        (10, "invalid JSON: Expecting ',' delimiter (column 7) (the last line has no newline: "
+             "a writer may have been killed)"),
     ]
     assert all(e.path == path for e in result.errors)
     assert result.errors[0].text == "not json"
@@ -717,7 +722,7 @@ def test_deep_lines_read_the_same_way_whatever_the_callers_stack(tmp_path: Path)
     assert [(e.line_number, e.reason) for e in shallow.errors] == [(1, DEEP_REASON)]
     assert shallow.records == [{"b": [[[1]]]}, json.loads(allowed)]
     fresh_stack = mock.patch.object(
-        jsonl_module, "_loads_on_fresh_stack", wraps=jsonl_module._loads_on_fresh_stack
+        jsonline, "_loads_on_fresh_stack", wraps=jsonline._loads_on_fresh_stack
     )
     with fresh_stack as spy:
         # so deep that parsing 400 levels here would overflow the caller's stack
@@ -754,17 +759,18 @@ def test_depth_limit_matches_the_real_depth(
     text = json.dumps(record, ensure_ascii=ascii_only)
     with (
         mock.patch.object(jsonl_module, "MAX_NESTING", limit),
-        mock.patch.object(jsonl_module, "_WALK_BUDGET", budget),
+        mock.patch.object(jsonline, "MAX_NESTING", limit),
+        mock.patch.object(jsonline, "_WALK_BUDGET", budget),
     ):
         too_deep = _depth(record) > limit
-        assert jsonl_module._too_deep(text) is too_deep
-        assert jsonl_module.nested_too_deep(record, text) is too_deep
+        assert jsonline._too_deep(text) is too_deep
+        assert jsonline.nested_too_deep(record, text) is too_deep
         if too_deep:
             with pytest.raises(JsonlRecordError, match="nested deeper than 3 levels"):
                 dumps_record(record)
         else:
             assert json.loads(dumps_record(record)) == record
-        parsed, reason, _ = jsonl_module._parse_line(text.encode(), first=False)
+        parsed, reason, _, _ = jsonline.parse_line(text.encode() + b"\n")
         if too_deep:
             assert parsed is None and reason is not None and "nested deeper than" in reason
         else:
@@ -784,19 +790,22 @@ BOM = b"\xef\xbb\xbf"
         (
             BOM + b"{oops\n",
             [],
-            [(1, "invalid JSON: Expecting property name enclosed in double quotes", "{oops")],
+            [(1, "invalid JSON: Expecting property name enclosed in double quotes (column 2)",
+              "{oops")],
         ),
         (BOM + b'{"a":"\xff"}\n', [], [(1, "invalid UTF-8 at byte 9", '{"a":"\ufffd"}')]),
-        (BOM + b"[1]\n", [], [(1, "not a JSON object (got list)", "[1]")]),
+        (BOM + b"[1]\n", [], [(1, "not a JSON object (got array)", "[1]")]),
         (
             BOM + BOM + b'{"a":1}\n',
             [],
-            [(1, "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)", '\ufeff{"a":1}')],
+            [(1, "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)",
+              '\ufeff{"a":1}')],
         ),
         (
             b'{"a":1}\n' + BOM + b'{"b":2}\n',
             [{"a": 1}],
-            [(2, "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)", '\ufeff{"b":2}')],
+            [(2, "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)",
+              '\ufeff{"b":2}')],
         ),
     ],
 )

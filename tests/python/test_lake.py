@@ -300,3 +300,41 @@ def test_a_reader_of_one_build_loads_the_extensions_once(
         assert len(loads) == 3  # the list of builds opens an instance of its own
     finally:
         latest.close()
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "cwd/analytics/lake"),
+        ({"SKILLWALKER_HOME": "home"}, "cwd/home/lake"),
+        ({"SKILLWALKER_HOME": "home", "SKILLWALKER_LAKE_DIR": "/x/lk"}, "/x/lk"),
+        ({"SKILLWALKER_LAKE_DIR": "rel"}, "cwd/rel"),
+    ],
+)
+def test_the_command_the_plugin_and_the_library_find_the_same_lake(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
+) -> None:
+    """One rule (LakeConfig.locate) for the command, the build's dbt plugin and the query
+    functions: the same folder for the same environment (SKILLWALKER_HOME too)."""
+    import argparse
+
+    from skillwalker_py.build.plugin import build_lake
+    from skillwalker_py.cli.common import lake_config
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    for name in ("SKILLWALKER_HOME", "SKILLWALKER_LAKE_DIR", "SKILLWALKER_LAKE_CATALOG",
+                 "SKILLWALKER_LAKE_DATA_PATH", "DBT_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    want = lake.LakeConfig.from_dir(Path(expected.replace("cwd", str(cwd), 1)))
+    command = lake_config(argparse.Namespace(lake_dir=None, data_set=None, output_dir=None))
+    assert lake.LakeConfig.resolve() == build_lake() == command == want
+    # the plugin's default lake is in the dbt project ($DBT_PROJECT_DIR), the others' in cwd
+    monkeypatch.setenv("DBT_PROJECT_DIR", str(tmp_path / "project"))
+    if not env:
+        assert build_lake() == lake.LakeConfig.from_dir(tmp_path / "project" / "analytics/lake")
+    else:
+        assert build_lake() == want

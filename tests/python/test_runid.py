@@ -9,8 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py import runid
-from skillwalker_py.errors import InvalidRunIdError, SkillwalkerError
-from skillwalker_py.runid import RUN_ID_PATTERN, is_valid_run_id, new_run_id, validate_run_id
+from skillwalker_py.errors import InvalidRunIdError, RunIdListError, SkillwalkerError
+from skillwalker_py.runid import (
+    RUN_ID_PATTERN,
+    is_valid_run_id,
+    new_run_id,
+    run_id_list,
+    validate_run_id,
+)
 
 
 def test_valid_run_id_is_returned_unchanged() -> None:
@@ -146,3 +152,38 @@ def test_validation_agrees_with_an_independent_check(value: str) -> None:
 @given(st.from_regex(r"[0-9]{8}T[0-9]{6}", fullmatch=True))
 def test_well_formed_ids_are_valid_exactly_when_the_date_exists(value: str) -> None:
     assert is_valid_run_id(value) is _oracle(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "runs"),
+    [
+        (None, []),
+        ([], []),
+        ("", []),
+        ("20260316T153306", ["20260316T153306"]),
+        (" 20260316T153306 , 20260317T090000,,", ["20260316T153306", "20260317T090000"]),
+        (["20260316T153306", "20260317T090000"], ["20260316T153306", "20260317T090000"]),
+    ],
+)
+def test_a_run_id_list_var_is_a_list_or_a_comma_separated_string(
+        value: object, runs: list[str]) -> None:
+    assert run_id_list(value, "replace_run_ids") == runs
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("20260316T153306,nope",
+         "forget_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        (["20260230T000000"],
+         "forget_run_ids: '20260230T000000' is not a run ID "
+         "(day 30 is out of range 01-28 for 2026-02)"),
+        ([""], "forget_run_ids: '' is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        ([20260316], "forget_run_ids: 20260316 is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        (5, "forget_run_ids: 5 is not a run ID (expected a list, or one comma-separated string)"),
+    ],
+)
+def test_a_run_id_list_var_names_its_first_bad_value(value: object, message: str) -> None:
+    with pytest.raises(RunIdListError) as info:
+        run_id_list(value, "forget_run_ids")
+    assert str(info.value) == message

@@ -177,7 +177,7 @@ class Input:
             if reason is not None:
                 self.bad[(str(path), number)] = reason
         if torn is not None:
-            self.bad[(str(path), len(lines) + 1)] = "malformed JSON"
+            self.bad[(str(path), len(lines) + 1)] = "invalid JSON"
         return path
 
     def document(self, folder: str, name: str, value: dict[str, Any] | bytes,
@@ -603,7 +603,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     # a writer killed mid-line after the first build: the file is read again line by line
     with open(bom_file, "ab") as fh:
         fh.write(line(result_event(BOM_RUN, "b-torn"))[:50])
-    inp.bad[(str(bom_file), 3)] = "malformed JSON"
+    inp.bad[(str(bom_file), 3)] = "invalid JSON"
     code, out = project.run_build(check=False, extra_env=BUILD_ENV, cli=True)
     assert code == 0, f"the second build failed:\n{failure_summary(out)}"
     outputs.append(out)

@@ -1,0 +1,97 @@
+"""One line rule set: the package's reader, the stream parser and the build's import read
+the same file to the same records and the same reasons (skillwalker_py.jsonline)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from skillwalker_py import jsonline
+from skillwalker_py.build import ingest
+from skillwalker_py.jsonl import read_jsonl
+from skillwalker_py.stream import iter_stream_json_lines
+from skillwalker_py.types import MalformedLine
+
+BOM = b"\xef\xbb\xbf"
+TORN = " (the last line has no newline: a writer may have been killed)"
+# (line bytes, its reason) in one file; the reasons worked out by hand from the rules
+LINES: list[tuple[bytes, str | None]] = [
+    (BOM + b'{"a":1}\n', None),  # 1: a BOM on the first line is skipped
+    (b" \t\x0b\x0c\r\n", None),  # 2: blank (bytes.strip()'s whitespace), skipped
+    (b'{"n":NaN,"i":Infinity,"m":-Infinity}\n', None),  # 3: read as floats
+    (b'{"s":"cut \\ud83d","k\\udc00":1}\n', None),  # 4: lone surrogates read as U+FFFD
+    (b"not json\n", "invalid JSON: Expecting value (column 1)"),
+    (b'{"a":"caf\xe9"}\n', "invalid UTF-8 at byte 9"),
+    (b"[1,2]\n", "not a JSON object (got array)"),
+    (b'"text"\n', "not a JSON object (got string)"),
+    (b"null\n", "not a JSON object (got null)"),
+    (BOM + b'{"b":2}\n', "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)"),
+    (b'{"d":' + b"[" * 501 + b"]" * 501 + b"}\n", "invalid JSON: nested deeper than 500 levels"),
+    (b'{"d":' + b"[" * 499 + b"]" * 499 + b"}\n", None),  # 500 levels: allowed
+    (b'{"big":"' + b"x" * 2000 + b'"}\n',
+     "line too large (2,011 bytes; lines up to 1,100 bytes are read)"),
+    (b'{"z":1}\r\n', None),
+    (b'{"a":3', "invalid JSON: Expecting ',' delimiter (column 7)" + TORN),
+]
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(jsonline, "MAX_LINE_BYTES", 1100)
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"".join(raw for raw, _ in LINES))
+    return path
+
+
+EXPECTED = [(n, reason) for n, (_, reason) in enumerate(LINES, start=1) if reason is not None]
+
+
+def _check_records(records: list[dict[str, object]]) -> None:
+    assert records[0] == {"a": 1}
+    nan, inf, minus = records[1]["n"], records[1]["i"], records[1]["m"]
+    assert isinstance(nan, float) and math.isnan(nan) and (inf, minus) == (math.inf, -math.inf)
+    assert records[2] == {"s": "cut \ufffd", "k\ufffd": 1}
+    assert records[4:] == [{"z": 1}]
+    assert len(records) == 5
+
+
+def test_the_package_reader_gives_the_rule_sets_reasons(mixed: Path) -> None:
+    result = read_jsonl(mixed)
+    _check_records(result.records)
+    assert [(e.line_number, e.reason) for e in result.errors] == EXPECTED
+
+
+def test_the_import_gives_the_same_reasons(mixed: Path, tmp_path: Path) -> None:
+    out = ingest.sanitize({"files": [{"path": str(mixed), "key": "20260316T153306"}],
+                           "out_dir": str(tmp_path / "s")})
+    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text("utf-8").splitlines()]
+    assert [(r["line"], r["reason"]) for r in rejects] == EXPECTED
+    clean = [json.loads(x) for x in Path(out["clean"]).read_text("utf-8").splitlines()]
+    assert [c.pop("_sw_line") for c in clean] == [1, 3, 4, 12, 14]
+    for c in clean:
+        del c["_sw_file"], c["_sw_raw"]
+    _check_records(clean)
+
+
+def test_the_stream_parser_gives_the_same_reasons(mixed: Path) -> None:
+    """The stream parser takes lines one by one (no size limit of its own, and an item is
+    never a torn last line)."""
+    skipped: list[MalformedLine] = []
+    with open(mixed, "rb") as fh:
+        events = list(iter_stream_json_lines(fh, on_error=skipped.append))
+    assert len(events) == 6  # the five records and the line too large for a file
+    expected = [(n, r.removesuffix(TORN)) for n, r in EXPECTED if not r.startswith("line too")]
+    assert [(s.line_number, s.reason) for s in skipped] == expected
+
+
+def test_a_document_reads_by_the_same_rules() -> None:
+    assert jsonline.parse_document(BOM + b'{\n "a": "x\\ud83d"\n}\n').value == {"a": "x\ufffd"}
+    bad = jsonline.parse_document(b'{\n "a": 1,\n "b": "caf\xe9"\n}')
+    assert (bad.line, bad.reason) == (3, "invalid UTF-8 at byte 10")
+    torn = jsonline.parse_document(b'{\n "a": 1,\n')
+    assert (torn.line, torn.reason) == (3, "invalid JSON: Expecting property name enclosed in "
+                                            "double quotes (column 1)")
+    assert jsonline.parse_document(b" \n").reason == "invalid JSON: the document is blank"
