@@ -114,13 +114,16 @@ def reader(lines: list[str], out: Path, stop: Path, *, without_setting: bool = F
     one view (in turn); one JSON line per round in ``out``."""
     me = PlainReader(lines, without_setting=without_setting, extra_sql=extra_sql)
     turn = 0
+    listed: dict[int, tuple[list[str], list[str]]] = {}
     with out.open("a", encoding="utf-8") as f:
         while not stop.exists():
             rec: dict[str, Any] = {"t": time.time(), "reads": {}}
             try:
                 rec["snapshot"] = snapshot = me.finished_snapshot()
                 with me.pinned(snapshot):
-                    tables, views = me.relations()
+                    if snapshot not in listed:
+                        listed[snapshot] = me.relations()
+                    tables, views = listed[snapshot]
                     for rel in [*tables, views[turn % len(views)]]:
                         rec["reads"][rel] = me.read(rel)
                 turn += 1

@@ -5,6 +5,10 @@
 * readers (plain SQL and the query functions) during builds see complete
   builds only, a long-lived process sees each new build, and a connection
   kept open keeps reading its build while later builds happen;
+* plain DuckDB readers in processes of their own, which run the lines
+  ``skillwalker-data attach`` prints and take no lock, never read an empty,
+  partial or failed table while builds add runs, import runs again and compact;
+  a reader stopped mid-transaction holds no build up;
 * two lakes from one checkout never mix; a lake folder moved elsewhere reads;
 * the lake is the system of record: runs pruned from output/ stay, also when
   a storage model of the project changes.
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pinned_readers
 import pytest
 from integration.conftest import REPO
 
@@ -479,6 +484,61 @@ def test_a_paused_reader_does_not_hold_a_build_up(two_lakes: TwoLakes, history: 
         if reader.poll() is None:
             reader.kill()
             reader.wait()
+
+
+def test_plain_readers_never_read_an_empty_or_partial_table(
+        two_lakes: TwoLakes, history: Input, tmp_path: Path) -> None:
+    """Two plain DuckDB readers in processes of their own (the lines `skillwalker-data
+    attach` prints, then the ATTACH pinned to the last finished build; no code and no lock
+    of the project) read the lake over and over while builds each add a run, import a
+    run of the lake again (replace_run_ids) and compact (DuckLake's merge of files, whose
+    commit made such a reader read a table as empty: docs/upstream/pinned_reader_repro.md).
+    Every read (a table's or view's row count and the hash of its rows) equals the same
+    snapshot read afterwards with no build running; at least 500 reads, while the builds ran."""
+    assert two_lakes.codes[1] == 0, two_lakes.outputs[1]
+    project = two_lakes.two
+    run_ids = history.sample.run_ids
+    lines = pinned_readers.attach_lines(project.lake_dir, project.env())
+    assert pinned_readers.SETTING in lines
+    started = time.monotonic()
+    procs, logs, stop = pinned_readers.start_readers(lines, tmp_path, 2)
+    windows: list[tuple[float, float]] = []
+
+    def reads_during_builds() -> int:
+        rounds = [json.loads(x) for p in logs for x in p.read_text(encoding="utf-8")
+                  .splitlines()]
+        return sum(len(r["reads"]) for r in rounds
+                   if any(r["t"] < end and r["t1"] > begin for begin, end in windows))
+
+    # builds that each add a run and import one again, until the readers have read 500
+    # times while builds ran (one build on a busy machine, where a build is slow)
+    builds = [(run_ids[0], run_ids[3]), (run_ids[1], run_ids[0]), (None, run_ids[1]),
+              (None, run_ids[3])]
+    try:
+        for k, (new, again) in enumerate(builds):
+            if k >= 1 and reads_during_builds() >= 500:
+                break
+            if new is not None:
+                shutil.copytree(history.full / "runs" / new, project.output_dir / "runs" / new,
+                                dirs_exist_ok=True)
+            begin = time.time()
+            code, out, _seconds = _cli(project, "build", "--vars",
+                                       f"{{replace_run_ids: [{again}]}}")
+            windows.append((begin, time.time()))
+            assert code == 0, out[-3000:]
+            assert "finishing: lake maintenance" in out, out[-3000:]
+    finally:
+        codes = pinned_readers.stop_readers(procs, stop)
+    seconds = time.monotonic() - started
+    verdict = pinned_readers.judge(lines, logs)
+    print(f"plain readers: {verdict.reads} reads ({reads_during_builds()} while {len(windows)} "
+          f"builds ran) in {verdict.rounds} rounds of {verdict.snapshots} builds, "
+          f"{seconds:.0f} s: {verdict.kinds}")
+    assert codes == [0, 0]
+    assert verdict.kinds == {"ok": verdict.reads}, verdict.as_dict()
+    assert verdict.reads >= 500, verdict.as_dict()
+    assert verdict.snapshots >= 2  # the build before, and the new ones once finished
+    assert reads_during_builds() >= 500
 
 
 def test_a_moved_lake_reads_and_builds(tmp_path: Path, history: Input, growing: Growing) -> None:
