@@ -84,14 +84,21 @@ class PlainReader:
         assert row is not None and row[0] is not None, "no finished build"
         return int(row[0])
 
+    def attach_pinned(self, snapshot: int) -> None:
+        """``attach``'s ATTACH at ``snapshot``, as ``lake``."""
+        self.con.execute(_attach_at(self.attach, "lake", snapshot))
+
+    def detach(self) -> None:
+        with contextlib.suppress(duckdb.Error):
+            self.con.execute("DETACH DATABASE IF EXISTS lake")
+
     @contextlib.contextmanager
     def pinned(self, snapshot: int) -> Any:
-        self.con.execute(_attach_at(self.attach, "lake", snapshot))
+        self.attach_pinned(snapshot)
         try:
             yield self
         finally:
-            with contextlib.suppress(duckdb.Error):
-                self.con.execute("DETACH DATABASE IF EXISTS lake")
+            self.detach()
 
     def relations(self) -> tuple[list[str], list[str]]:
         """The tables and the views of the attached snapshot, sorted."""
@@ -109,34 +116,40 @@ class PlainReader:
 
 
 def reader(lines: list[str], out: Path, stop: Path, *, without_setting: bool = False,
-           extra_sql: tuple[str, ...] = ()) -> None:
-    """Rounds until ``stop`` exists: the last finished build pinned, every table read and
-    one view (in turn); one JSON line per round in ``out``."""
+           extra_sql: tuple[str, ...] = (), period: float = 0.0) -> None:
+    """Rounds until ``stop`` exists: the last finished build pinned (attached again when a
+    new build has finished, else kept attached), every table read and one view (in turn);
+    one JSON line per round in ``out``. A round starts ``period`` seconds after the last
+    one at the earliest (0: at once)."""
     me = PlainReader(lines, without_setting=without_setting, extra_sql=extra_sql)
     turn = 0
-    listed: dict[int, tuple[list[str], list[str]]] = {}
+    attached: tuple[int, list[str], list[str]] | None = None
     with out.open("a", encoding="utf-8") as f:
         while not stop.exists():
             rec: dict[str, Any] = {"t": time.time(), "reads": {}}
             try:
                 rec["snapshot"] = snapshot = me.finished_snapshot()
-                with me.pinned(snapshot):
-                    if snapshot not in listed:
-                        listed[snapshot] = me.relations()
-                    tables, views = listed[snapshot]
-                    for rel in [*tables, views[turn % len(views)]]:
-                        rec["reads"][rel] = me.read(rel)
+                if attached is None or attached[0] != snapshot:
+                    attached = None
+                    me.detach()
+                    me.attach_pinned(snapshot)
+                    attached = (snapshot, *me.relations())
+                _snap, tables, views = attached
+                for rel in [*tables, views[turn % len(views)]]:
+                    rec["reads"][rel] = me.read(rel)
                 turn += 1
             except Exception as exc:  # every error is a finding
                 rec["error"] = f"{type(exc).__name__}: {exc}"[:400]
+                attached = None
             rec["t1"] = time.time()
             f.write(json.dumps(rec) + "\n")
             f.flush()
+            time.sleep(max(0.0, rec["t"] + period - time.time()))
 
 
 def start_readers(lines: list[str], work: Path, n: int, *, without_setting: bool = False,
-                  extra_sql: tuple[str, ...] = ()) -> tuple[list[subprocess.Popen[bytes]],
-                                                           list[Path], Path]:
+                  extra_sql: tuple[str, ...] = (), period: float = 0.0,
+                  ) -> tuple[list[subprocess.Popen[bytes]], list[Path], Path]:
     """``n`` reader processes (this file's ``reader``); their logs and the stop file."""
     stop = work / "STOP"
     stop.unlink(missing_ok=True)
@@ -146,7 +159,7 @@ def start_readers(lines: list[str], work: Path, n: int, *, without_setting: bool
     for log in logs:
         log.unlink(missing_ok=True)
         argv = [sys.executable, os.path.abspath(__file__), "reader", str(work / "attach.sql"),
-                str(log), str(stop)]
+                str(log), str(stop), "--period", str(period)]
         argv += ["--without-setting"] if without_setting else []
         argv += [a for sql in extra_sql for a in ("--reader-sql", sql)]
         procs.append(subprocess.Popen(argv))
@@ -312,9 +325,10 @@ def main() -> None:
     q.add_argument("stop", type=Path)
     q.add_argument("--without-setting", action="store_true")
     q.add_argument("--reader-sql", action="append", default=[])
+    q.add_argument("--period", type=float, default=0.0)
     q.set_defaults(func=lambda a: reader(
         a.attach_sql.read_text(encoding="utf-8").splitlines(), a.out, a.stop,
-        without_setting=a.without_setting, extra_sql=tuple(a.reader_sql)))
+        without_setting=a.without_setting, extra_sql=tuple(a.reader_sql), period=a.period))
     a = p.parse_args()
     a.func(a)
 

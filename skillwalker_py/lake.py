@@ -451,6 +451,7 @@ def _pinned_cursor(
     cur = parent.cursor()
     if parent is _PROCESS:
         _PROCESS_CURSORS.add(cur)
+    set_threads(cur)  # SKILLWALKER_THREADS as it is now (an instance's setting)
     cur.execute(f"USE {ALIAS}")
     return cur
 

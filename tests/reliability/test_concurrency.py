@@ -501,7 +501,9 @@ def test_plain_readers_never_read_an_empty_or_partial_table(
     lines = pinned_readers.attach_lines(project.lake_dir, project.env())
     assert pinned_readers.SETTING in lines
     started = time.monotonic()
-    procs, logs, stop = pinned_readers.start_readers(lines, tmp_path, 2)
+    # a round (15 tables and a view) a second at most per reader: enough reads, and the
+    # builds keep most of the machine
+    procs, logs, stop = pinned_readers.start_readers(lines, tmp_path, 2, period=1.0)
     windows: list[tuple[float, float]] = []
 
     def reads_during_builds() -> int:
