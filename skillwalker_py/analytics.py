@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from skillwalker_py.lake import ALIAS, LakeConfig, at_build, open_instance, reading
+from skillwalker_py.lake import ALIAS, LakeConfig, at_build, open_instance
 from skillwalker_py.queries import LakeArg, NotFoundError, query_sql
 from skillwalker_py.runid import validate_run_id
 
@@ -263,46 +263,45 @@ def query_run_across_builds(
     base = at_build(config, base_build)
     head = at_build(config, head_build or str(config.snapshot or "latest"))
     assert base.snapshot is not None and head.snapshot is not None  # at_build sets them
-    with reading(config):
-        con = open_instance(base, ALIAS, snapshot=base.snapshot)
-        if con is None:
-            raise NotFoundError(f"Test run not found: {run_id} (the lake has no build)")
-        try:
-            # the base build's rows of the run into this connection's temporary tables, then
-            # the head build attached in the base build's place: one query sees both
-            for table, view in (("sw_base_status", "test_run_status"),
-                                ("sw_base_summaries", "test_run_summaries")):  # fmt: skip
-                con.execute(
-                    f"create temp table {table} as select * from {ALIAS}.main.{view} "
-                    "where test_run_id = ?",
+    con = open_instance(base, ALIAS, snapshot=base.snapshot)
+    if con is None:
+        raise NotFoundError(f"Test run not found: {run_id} (the lake has no build)")
+    try:
+        # the base build's rows of the run into this connection's temporary tables, then
+        # the head build attached in the base build's place: one query sees both
+        for table, view in (("sw_base_status", "test_run_status"),
+                            ("sw_base_summaries", "test_run_summaries")):  # fmt: skip
+            con.execute(
+                f"create temp table {table} as select * from {ALIAS}.main.{view} "
+                "where test_run_id = ?",
+                [run_id],
+            )
+        for label, build in (("base", base), ("head", head)):
+            if label == "head":
+                con.execute(f"detach {ALIAS}")
+                head.attach(con, ALIAS, snapshot=head.snapshot)
+                found = con.execute(
+                    f"select count(*) from {ALIAS}.main.test_run_status where test_run_id = ?",
                     [run_id],
+                ).fetchone()
+            else:
+                found = con.execute("select count(*) from temp.main.sw_base_status").fetchone()
+            if found == (0,):
+                raise NotFoundError(
+                    f"Test run not found: {run_id} "
+                    f"(not in the build of snapshot {build.snapshot})"
                 )
-            for label, build in (("base", base), ("head", head)):
-                if label == "head":
-                    con.execute(f"detach {ALIAS}")
-                    head.attach(con, ALIAS, snapshot=head.snapshot)
-                    found = con.execute(
-                        f"select count(*) from {ALIAS}.main.test_run_status where test_run_id = ?",
-                        [run_id],
-                    ).fetchone()
-                else:
-                    found = con.execute("select count(*) from temp.main.sw_base_status").fetchone()
-                if found == (0,):
-                    raise NotFoundError(
-                        f"Test run not found: {run_id} "
-                        f"(not in the build of snapshot {build.snapshot})"
-                    )
-            args = f"?, 'temp.main.sw_base_status', 'temp.main.sw_base_summaries'{named}"
-            result: dict[str, list[Row]] = {}
-            for key, sql in (
-                ("summary", f"select * from {ALIAS}.main.compare_run_builds_summary({args})"),
-                ("tests", f"select * from {ALIAS}.main.compare_run_builds({args})"),
-            ):
-                cur = con.execute(sql, [run_id, *values])
-                names = [d[0] for d in cur.description or []]
-                result[key] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        finally:
-            con.close()
+        args = f"?, 'temp.main.sw_base_status', 'temp.main.sw_base_summaries'{named}"
+        result: dict[str, list[Row]] = {}
+        for key, sql in (
+            ("summary", f"select * from {ALIAS}.main.compare_run_builds_summary({args})"),
+            ("tests", f"select * from {ALIAS}.main.compare_run_builds({args})"),
+        ):
+            cur = con.execute(sql, [run_id, *values])
+            names = [d[0] for d in cur.description or []]
+            result[key] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
     return {
         "base_run_id": run_id,
         "head_run_id": run_id,

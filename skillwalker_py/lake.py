@@ -7,7 +7,10 @@ readers attach it read-only at the snapshot of the last *finished* build,
 the latest snapshot whose commit message is :data:`FINISHED_MESSAGE`, which
 the build commits last (``macros/hooks/sw_on_run_end.sql``). A reader so
 never sees a build half done, and keeps its snapshot for as long as its
-connection lives (while the snapshot is retained, see docs/python-api.md).
+connection lives (while the snapshot is retained, see docs/python-api.md); with
+:data:`CONSISTENT_CATALOG_READS` set, as every reader of this module and the lines
+``skillwalker-data attach`` prints have it, a build running meanwhile never changes
+what it reads. Readers take no lock.
 
 Configuration, resolved the same way as ``profiles.yml`` does:
 
@@ -26,13 +29,13 @@ downloaded; DuckDB checks their signatures as usual.
 
 from __future__ import annotations
 
-import fcntl
+import itertools
 import os
 import sqlite3
 import threading
-import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,20 +47,18 @@ from skillwalker_py.errors import NotFoundError, SkillwalkerError, redact, split
 
 __all__ = [
     "ALIAS",
+    "CONSISTENT_CATALOG_READS",
     "FINISHED_MESSAGE",
     "LakeConfig",
     "LakeError",
     "at_build",
     "builds",
     "connect",
-    "describe_process",
     "extension_files",
     "finished_snapshot",
     "load_extensions",
-    "lock_holders",
-    "maintenance_window",
     "open_instance",
-    "reading",
+    "reader_sql",
     "require_lake",
     "set_threads",
     "sql_string",
@@ -116,6 +117,29 @@ def load_extensions(con: duckdb.DuckDBPyConnection, catalog: str | None = None) 
     """LOAD the extensions of :func:`extension_files` into ``con``."""
     for path in extension_files(catalog):
         con.execute(f"LOAD {sql_string(path)}")
+
+
+CONSISTENT_CATALOG_READS = "SET GLOBAL sqlite_disable_multithreaded_scans = true"
+"""What a reader of an embedded lake sets once the extensions are loaded, so that a build
+running meanwhile never makes it read a table of its pinned snapshot as empty or partial.
+
+DuckLake reads its SQLite catalog through the ``sqlite_scanner`` extension, which, with
+more than one thread, takes a catalog table's ROWID range on the query's SQLite snapshot
+and scans it on a new SQLite connection that sees the latest commit. A build's
+``ducklake_merge_adjacent_files`` deletes the catalog rows of the files it merges and
+adds one above that range, so a read of an earlier snapshot can find none of a table's
+files (docs/upstream/pinned_reader_repro.md). With this setting every catalog read of
+a query uses one SQLite snapshot. It must be ``GLOBAL``: DuckLake reads its catalog
+through a connection of its own. The files that snapshot lists stay for at least
+``file_deletion_delay_hours`` (``macros/hooks/sw_lake_maintenance.sql``)."""
+
+
+def reader_sql(catalog: str | None = None) -> list[str]:
+    """What a plain DuckDB session runs before it attaches the lake to read it: a LOAD of
+    each extension (:func:`extension_files`), then :data:`CONSISTENT_CATALOG_READS`.
+    ``skillwalker-data attach`` prints these; the package's readers run the same."""
+    return [f"LOAD {sql_string(p)}" for p in extension_files(catalog)] + [
+        CONSISTENT_CATALOG_READS]
 
 
 def threads() -> int | None:
@@ -255,14 +279,6 @@ class LakeConfig:
         sqlite = self.sqlite_file
         return sqlite.with_name(".build.lock") if sqlite is not None else None
 
-    @property
-    def maintenance_lock_files(self) -> tuple[Path, Path] | None:
-        """An embedded lake's maintenance locks beside its catalog (see :func:`reading`)."""
-        sqlite = self.sqlite_file
-        if sqlite is None:
-            return None
-        return sqlite.with_name(".maintenance.lock"), sqlite.with_name(".maintenance.turn")
-
     def prepare(self) -> None:
         """Before a build attaches an embedded lake: create its folder and put its SQLite
         catalog in WAL mode (persistent in the file), so that readers never wait for, nor
@@ -331,144 +347,6 @@ class LakeConfig:
         )
 
 
-_MAINTAINING: set[Path] = set()
-"""The lakes whose maintenance lock this process holds (its own reads need no lock)."""
-
-
-def _open_lock(path: Path) -> int | None:
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError:  # a read-only lake folder: nothing to coordinate with
-        return None
-
-
-@contextmanager
-def reading(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Iterator[None]:
-    """Hold an embedded lake's maintenance off while reading it.
-
-    A build's finishing step (DuckLake's compaction, which rewrites files
-    that earlier snapshots read too, then the finished commit) can make a
-    query of an earlier snapshot that runs meanwhile read a table as empty
-    (measured: a view of the previous build read 0 rows instead of 4 in 2 of
-    11 runs of three builds with two readers; which DuckLake step does it was
-    not pinned down, so the lock covers the whole step). Readers take a
-    shared lock for the length of their queries, the build's maintenance an
-    exclusive one (:func:`maintenance_window`): the query functions and the
-    command line do; wrap your own SQL on :func:`connect` in it the same way.
-    A waiting maintenance goes first (a turnstile), so readers never starve
-    it; it lasts about a second. Catalog servers (PostgreSQL) take no lock.
-
-    A reader that holds it longer than the build's ``reader_wait_seconds``
-    (a paused process, a long query of one's own) costs that build its
-    compaction, never its finish (``skillwalker_py.build.plugin``): a build
-    that does not compact rewrites no file an earlier snapshot reads, and its
-    finishing commit is a commit like each model's, which readers of pinned
-    snapshots never needed to be held off from.
-    """
-    config = LakeConfig.resolve(lake)
-    files = config.maintenance_lock_files
-    if files is None or not files[0].parent.is_dir() or files[0] in _MAINTAINING:
-        yield  # a catalog server, no lake yet, or this process is the maintenance
-        return
-    main = _open_lock(files[0])
-    if main is None:
-        yield
-        return
-    try:
-        turn = _open_lock(files[1])
-        if turn is not None:
-            fcntl.flock(turn, fcntl.LOCK_EX)  # let a waiting maintenance pass first
-        try:
-            fcntl.flock(main, fcntl.LOCK_SH)
-        finally:
-            if turn is not None:
-                os.close(turn)
-        yield
-    finally:
-        os.close(main)
-
-
-def lock_holders(path: Path) -> list[int]:
-    """The other processes that hold a lock on the file ``path`` (their pids), as Linux's
-    ``/proc/locks`` lists them; [] where it cannot tell (no such file, another system)."""
-    try:
-        st = os.stat(path)
-        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return []
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    pids: list[int] = []
-    for line in table.splitlines():
-        fields = line.split()  # "1: FLOCK  ADVISORY  READ 2115 fe:00:2156498 0 EOF"
-        if len(fields) >= 6 and fields[1] != "->" and fields[5] == key:
-            pid = int(fields[4]) if fields[4].lstrip("-").isdigit() else 0
-            if pid > 0 and pid != os.getpid() and pid not in pids:
-                pids.append(pid)
-    return pids
-
-
-def describe_process(pid: int) -> str:
-    """``pid N (its command line)``, and ``stopped`` when it is (SIGSTOP, Ctrl-Z)."""
-    text = f"pid {pid}"
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        command = " ".join(" ".join(a.decode("utf-8", "replace").split()) for a in argv if a)
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return text
-    if command:
-        text += f" ({command if len(command) <= 60 else command[:57] + '...'})"
-    return text + (", stopped" if state in ("T", "t") else "")
-
-
-def maintenance_window(
-    config: LakeConfig, *, timeout: float | None = None, say: Callable[[str], None] | None = None
-) -> Callable[[], None] | None:
-    """Take an embedded lake's maintenance lock exclusively (waiting for the readers
-    inside :func:`reading` to finish, keeping new ones out); returns its release.
-    The operating system releases it if the process dies.
-
-    ``timeout``: seconds to wait for the readers at most (None: as long as they read);
-    None is returned when they still read then (nothing is held). ``say`` is told,
-    once, when the wait begins: which processes hold the lake (:func:`lock_holders`).
-    """
-    files = config.maintenance_lock_files
-    if files is None:
-        return lambda: None
-    deadline = None if timeout is None else time.monotonic() + timeout
-    fds = [fd for fd in (_open_lock(files[1]), _open_lock(files[0])) if fd is not None]
-    said = False
-    try:
-        for fd in fds:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= (deadline or 0.0):
-                        for held in fds:
-                            os.close(held)
-                        return None
-                    if not said and say is not None:
-                        holders = [describe_process(p) for p in lock_holders(files[0])]
-                        say("; ".join(holders) or "another process")
-                        said = True
-                    time.sleep(0.1)
-    except BaseException:
-        for held in fds:
-            os.close(held)
-        raise
-    _MAINTAINING.add(files[0])
-
-    def release() -> None:
-        _MAINTAINING.discard(files[0])
-        for fd in reversed(fds):
-            os.close(fd)
-        fds.clear()
-
-    return release
-
-
 def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
     """The snapshot of the last finished build of the lake attached as ``alias``, or None."""
     row = con.execute(
@@ -479,31 +357,141 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
-# Loading the two extensions costs 0.1-0.2 s of CPU per DuckDB instance (their
-# signature check), so readers keep a few instances for the life of the process: one
-# per lake with the lake attached as `sw_head` at its newest snapshot (to find the
-# last finished build; a new transaction sees new commits), and
-# one per (lake, snapshot) with the lake attached as `lake` at that snapshot. The
-# first snapshot read is attached in the head's own instance (_HOSTED): a command
-# that reads one build loads the extensions once. connect() hands out cursors of
-# those (each its own connection), and starts afresh once when a cached instance fails:
-# a lake folder replaced at the same path can get the old catalog file's inode back,
-# which is part of the cache's key. builds() opens an instance of its own instead.
+# Readers share one DuckDB instance per process (loading the two extensions costs 0.1-0.2
+# s of CPU per instance: their signature check). connect() finds the last finished build
+# with an attach of the lake at its newest snapshot in that instance, read and detached
+# at once, so nothing about a lake is remembered between two calls but the snapshot read.
+# That snapshot is attached as `lake`, pinned, and known by its lake, id and commit time
+# (a lake folder replaced at the same path has other commit times). The comparison
+# macros stored in the lake name their tables `lake.main.<name>` (DuckLake rewrites a
+# view's tables to the alias it is attached under, not a macro's), so an instance holds
+# one snapshot as `lake`: the process's instance holds the one read last once no cursor
+# of an earlier one is left; a snapshot read while a cursor of another one is still open
+# (a connection kept open, `--as-of` beside the latest) is attached in an instance of
+# its own, of which a few are kept, the least recently used dropped (open cursors keep
+# theirs alive).
 _CACHE_LOCK = threading.Lock()
-_HEADS: dict[tuple[object, ...], duckdb.DuckDBPyConnection] = {}
-_HOSTED: set[tuple[object, ...]] = set()
-"""Lakes whose head instance also holds a snapshot attached as ``lake``."""
+_PROCESS: duckdb.DuckDBPyConnection | None = None
+"""The process's reader instance (:func:`_process_instance`)."""
+_LOADED: set[str] = set()
+"""The extension files loaded into it."""
+_PROCESS_SNAPSHOT: tuple[object, ...] | None = None
+"""The snapshot attached as ``lake`` in it."""
+_PROCESS_CURSORS: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+"""The cursors of it handed out that are still referenced."""
 _PINNED: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
+"""Other snapshots, each attached as ``lake`` in an instance of its own."""
 _MAX_PINNED = 4
+_HEADS = itertools.count()
 
 
-def _lake_key(config: LakeConfig) -> tuple[object, ...]:
-    """The lake's identity: a catalog file replaced at the same path is another lake."""
-    sqlite = config.sqlite_file
-    if sqlite is None:
-        return (config.catalog, config.data_path)
-    st = os.stat(sqlite)
-    return (config.catalog, config.data_path, st.st_dev, st.st_ino)
+def _prepare_reader(con: duckdb.DuckDBPyConnection, catalog: str | None) -> None:
+    """Make ``con``'s instance a reader: its threads, the extensions, consistent catalog
+    reads (:data:`CONSISTENT_CATALOG_READS`)."""
+    set_threads(con)
+    load_extensions(con, catalog)
+    con.execute(CONSISTENT_CATALOG_READS)
+
+
+def _process_instance(catalog: str) -> duckdb.DuckDBPyConnection:
+    global _PROCESS
+    if _PROCESS is None:
+        con = duckdb.connect()
+        _prepare_reader(con, catalog)
+        _PROCESS = con
+        _LOADED.update(extension_files(catalog))
+    missing = [f for f in extension_files(catalog) if f not in _LOADED]
+    if missing:  # a PostgreSQL catalog read after an embedded lake
+        load_extensions(_PROCESS, catalog)
+        _LOADED.update(missing)
+    return _PROCESS
+
+
+@contextmanager
+def _head(config: LakeConfig) -> Iterator[tuple[duckdb.DuckDBPyConnection, str] | None]:
+    """A cursor of the process's instance with the lake attached read-only at its newest
+    snapshot under a fresh alias (detached after), and that alias; None when the lake does
+    not exist (a catalog server in which no build has created it)."""
+    with _CACHE_LOCK:
+        cur = _process_instance(config.catalog).cursor()
+    alias = f"sw_head_{next(_HEADS)}"
+    try:
+        try:
+            config.attach(cur, alias)
+        except duckdb.InvalidInputException as exc:
+            if _NO_LAKE in str(exc):  # a read-only ATTACH never creates a lake
+                yield None
+                return
+            raise
+        try:
+            yield cur, alias
+        finally:
+            cur.execute(f"DETACH DATABASE IF EXISTS {alias}")
+    finally:
+        cur.close()
+
+
+def connect(
+    lake: str | os.PathLike[str] | LakeConfig | None = None,
+    *,
+    snapshot: int | None = None,
+) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to the last finished build (or ``snapshot``), or None.
+
+    None when the lake has no finished build yet. The lake is attached as
+    ``lake`` and made the default database, so ``select * from per_test``
+    works. The connection keeps its snapshot however many builds follow, and
+    builds running meanwhile never change what it reads (DuckLake's pinned
+    snapshot, read with :data:`CONSISTENT_CATALOG_READS`); a new connection
+    sees the newest finished build. Close it when done.
+    """
+    config = LakeConfig.resolve(lake)
+    if not config.exists():
+        return None
+    if snapshot is None:
+        snapshot = config.snapshot
+    try:
+        with _head(config) as head:
+            if head is None:
+                return None
+            cur, alias = head
+            if snapshot is None:
+                snapshot = finished_snapshot(cur, alias)
+                if snapshot is None:
+                    return None
+            row = cur.execute(f"select snapshot_time::VARCHAR from ducklake_snapshots("
+                              f"{sql_string(alias)}) where snapshot_id = ?", [snapshot]).fetchone()
+        key = (config.catalog, config.data_path, snapshot, row[0] if row else None)
+        with _CACHE_LOCK:
+            return _pinned_cursor(config, key, snapshot)
+    except (duckdb.Error, OSError) as exc:
+        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
+
+
+def _pinned_cursor(
+    config: LakeConfig, key: tuple[object, ...], snapshot: int
+) -> duckdb.DuckDBPyConnection:
+    global _PROCESS_SNAPSHOT
+    parent = _PINNED.pop(key, None)
+    if parent is None and (key == _PROCESS_SNAPSHOT or not _PROCESS_CURSORS):
+        parent = _process_instance(config.catalog)
+        if key != _PROCESS_SNAPSHOT:
+            _PROCESS_SNAPSHOT = None
+            parent.execute(f"DETACH DATABASE IF EXISTS {ALIAS}")
+            config.attach(parent, ALIAS, snapshot=snapshot)
+            _PROCESS_SNAPSHOT = key
+    elif parent is None:
+        parent = _instance(config, ALIAS, snapshot)
+    if parent is not _PROCESS:
+        _PINNED[key] = parent  # most recently used last
+        while len(_PINNED) > _MAX_PINNED:
+            _PINNED.popitem(last=False)  # open cursors keep their instance alive
+    cur = parent.cursor()
+    if parent is _PROCESS:
+        _PROCESS_CURSORS.add(cur)
+    set_threads(cur)  # SKILLWALKER_THREADS as it is now (an instance's setting)
+    cur.execute(f"USE {ALIAS}")
+    return cur
 
 
 def _instance(config: LakeConfig, alias: str, snapshot: int | None) -> duckdb.DuckDBPyConnection:
@@ -523,8 +511,7 @@ def open_instance(
         return None
     con = duckdb.connect()
     try:
-        set_threads(con)
-        load_extensions(con, config.catalog)
+        _prepare_reader(con, config.catalog)
         config.attach(con, alias, snapshot=snapshot)
     except duckdb.InvalidInputException as exc:
         con.close()
@@ -564,99 +551,6 @@ def require_lake(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Non
     if existing != folder:
         raise NotFoundError(f"no lake at {folder}: the folder does not exist")
     raise NotFoundError(f"no lake at {folder}: the folder holds no {sqlite.name}")
-
-
-def _head(config: LakeConfig, key: tuple[object, ...]) -> duckdb.DuckDBPyConnection | None:
-    """The lake's head instance (``sw_head``: its newest snapshot), opened on first use;
-    None when the lake does not exist."""
-    head = _HEADS.get(key)
-    if head is None:
-        head = open_instance(config, "sw_head")
-        if head is None:
-            return None
-        _HEADS[key] = head
-    return head
-
-
-def _finished(config: LakeConfig, key: tuple[object, ...]) -> int | None:
-    head = _head(config, key)
-    if head is None:
-        return None
-    cur = head.cursor()
-    try:
-        return finished_snapshot(cur, "sw_head")
-    finally:
-        cur.close()
-
-
-def connect(
-    lake: str | os.PathLike[str] | LakeConfig | None = None,
-    *,
-    snapshot: int | None = None,
-) -> duckdb.DuckDBPyConnection | None:
-    """A read-only connection to the last finished build (or ``snapshot``), or None.
-
-    None when the lake has no finished build yet. The lake is attached as
-    ``lake`` and made the default database, so ``select * from per_test``
-    works. The connection keeps its snapshot however many builds follow; a
-    new connection sees the newest finished build. Close it when done, and
-    run its queries inside :func:`reading` where a build may be finishing meanwhile.
-    """
-    config = LakeConfig.resolve(lake)
-    if not config.exists():
-        return None
-    if snapshot is None:
-        snapshot = config.snapshot
-    try:
-        with _CACHE_LOCK:
-            key = _lake_key(config)
-            try:
-                return _pinned_cursor(config, key, snapshot)
-            except duckdb.Error:
-                # a lake changed under a cached instance (moved files): start afresh once
-                _forget(key)
-                return _pinned_cursor(config, key, snapshot)
-    except (duckdb.Error, OSError) as exc:
-        raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
-
-
-def _pinned_cursor(
-    config: LakeConfig, key: tuple[object, ...], snapshot: int | None
-) -> duckdb.DuckDBPyConnection | None:
-    if snapshot is None:
-        snapshot = _finished(config, key)
-        if snapshot is None:
-            return None
-    pinned_key = (*key, snapshot)
-    parent = _PINNED.pop(pinned_key, None)
-    if parent is None:
-        parent = _hosted(config, key, snapshot) or _instance(config, ALIAS, snapshot)
-    _PINNED[pinned_key] = parent  # most recently used last
-    while len(_PINNED) > _MAX_PINNED:
-        _PINNED.popitem(last=False)  # open cursors keep their instance alive
-    cur = parent.cursor()
-    cur.execute(f"USE {ALIAS}")
-    return cur
-
-
-def _hosted(
-    config: LakeConfig, key: tuple[object, ...], snapshot: int
-) -> duckdb.DuckDBPyConnection | None:
-    """The head instance with ``snapshot`` attached as ``lake``, when it holds no snapshot
-    yet (else None: another snapshot gets an instance of its own)."""
-    head = _HEADS.get(key)
-    if head is None or key in _HOSTED:
-        return None
-    config.attach(head, ALIAS, snapshot=snapshot)
-    _HOSTED.add(key)
-    return head
-
-
-def _forget(key: tuple[object, ...]) -> None:
-    _HEADS.pop(key, None)
-    _HOSTED.discard(key)
-    for pinned in [k for k in _PINNED if k[: len(key)] == key]:
-        del _PINNED[pinned]
 
 
 def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.lake import ALIAS, LakeConfig, connect, reading
+from skillwalker_py.lake import ALIAS, LakeConfig, connect
 
 __all__ = ["CheckResult", "FileProblem", "damaged_files"]
 
@@ -62,23 +62,22 @@ def damaged_files(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Ch
     if con is None:
         return CheckResult(None, 0)
     try:
-        with reading(config):
-            row = con.execute(f"select id from {ALIAS}.current_snapshot()").fetchone()
-            snapshot = int(row[0]) if row else 0
-            tables = [t for (t,) in con.execute(
-                "select table_name from duckdb_tables() where database_name = ? "
-                "and schema_name = 'main' order by 1", [ALIAS]).fetchall()]
-            listed: list[tuple[str, str, int | None, int | None]] = []
-            for table in tables:
-                for row in con.execute(
-                    "select data_file, data_file_size_bytes, data_file_footer_size, delete_file, "
-                    "delete_file_size_bytes, delete_file_footer_size from ducklake_list_files("
-                    "?, ?, snapshot_version => ?)", [ALIAS, table, snapshot]).fetchall():
-                    listed.append((table, row[0], row[1], row[2]))
-                    if row[3] is not None:
-                        listed.append((table, row[3], row[4], row[5]))
-            problems = [FileProblem(table, path, problem) for table, path, size, footer in listed
-                        if (problem := _problem(con, path, size, footer)) is not None]
+        row = con.execute(f"select id from {ALIAS}.current_snapshot()").fetchone()
+        snapshot = int(row[0]) if row else 0
+        tables = [t for (t,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = ? "
+            "and schema_name = 'main' order by 1", [ALIAS]).fetchall()]
+        listed: list[tuple[str, str, int | None, int | None]] = []
+        for table in tables:
+            for row in con.execute(
+                "select data_file, data_file_size_bytes, data_file_footer_size, delete_file, "
+                "delete_file_size_bytes, delete_file_footer_size from ducklake_list_files("
+                "?, ?, snapshot_version => ?)", [ALIAS, table, snapshot]).fetchall():
+                listed.append((table, row[0], row[1], row[2]))
+                if row[3] is not None:
+                    listed.append((table, row[3], row[4], row[5]))
+        problems = [FileProblem(table, path, problem) for table, path, size, footer in listed
+                    if (problem := _problem(con, path, size, footer)) is not None]
     finally:
         con.close()
     return CheckResult(snapshot, len(listed),

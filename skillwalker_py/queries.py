@@ -28,7 +28,7 @@ from typing import Any, TypedDict, cast
 import duckdb
 
 from skillwalker_py.errors import NotFoundError
-from skillwalker_py.lake import LakeConfig, reading, require_lake
+from skillwalker_py.lake import LakeConfig, require_lake
 from skillwalker_py.lake import connect as lake_connect
 from skillwalker_py.runid import validate_run_id
 
@@ -101,21 +101,17 @@ def connect(lake: LakeArg = None) -> duckdb.DuckDBPyConnection | None:
 
 @contextmanager
 def _session(lake: LakeArg) -> Iterator[duckdb.DuckDBPyConnection | None]:
-    """A connection (None before the first build) for a few queries, with the lake's
-    maintenance held off meanwhile (:func:`skillwalker_py.lake.reading`);
+    """A connection (None before the first build) for a few queries;
     :class:`NotFoundError` when ``lake`` is no lake."""
     config = LakeConfig.resolve(lake)
-    if not config.exists():  # no catalog file: no lock files left in a folder that is no lake
-        require_lake(config)
-    with reading(config):
-        con = connect(config)
-        if con is None:
-            require_lake(config)  # a catalog server without the lake
-        try:
-            yield con
-        finally:
-            if con is not None:
-                con.close()
+    con = connect(config)
+    if con is None:
+        require_lake(config)  # no lake, or a catalog server without the lake
+    try:
+        yield con
+    finally:
+        if con is not None:
+            con.close()
 
 
 def query_sql(lake: LakeArg, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -45,13 +45,11 @@
     {%- set storage_changed = 'true' if (forgotten | length > 0) or rebuilt else 'false' -%}
     {%- if not failed_nodes -%}
       {%- do sw_progress({'finishing': true}) -%}
-      {#- readers of an embedded lake wait (skillwalker_py.lake.reading) while DuckLake's
-          compaction rewrites files that earlier snapshots read too; readers that hold the
-          lake longer than reader_wait_seconds cost this build its compaction ('skipped'),
-          never its finish (the next build compacts) -#}
-      {%- if sw_call('sw_maintenance_window', {'action': 'begin'}) == 'begin' -%}
-        {%- do sw_lake_maintenance() -%}
-      {%- endif -%}
+      {#- readers take no lock: they read a pinned snapshot with consistent catalog reads
+          (skillwalker_py.lake.CONSISTENT_CATALOG_READS), which the maintenance never
+          changes; a team's lake: the build must still hold its build lock -#}
+      {%- do sw_call('sw_check_build_lock', {}) -%}
+      {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
       {%- set info = {'build_id': invocation_id} -%}
       {#- what the build imported: test runs and loop runs apart (source meta run_kind),
@@ -81,7 +79,6 @@
                                                       extra_info => {{ sw_sql_string(tojson(info)) }});
         commit;
       {%- endcall -%}
-      {%- do run_query("select sw_maintenance_window(" ~ sw_sql_string(tojson({'action': 'end'})) ~ ")") -%}
       {%- set row = run_query("select runs_imported, files_read, lines_rejected, loop_runs_imported from "
                               ~ sw_lake_table('sw_builds') ~ " where build_id = " ~ sw_sql_string(invocation_id)).rows -%}
       {%- if row | length > 0 -%}

@@ -674,7 +674,7 @@ def _sanitize_document(path: str, unit: str, clean: Any, rejects: list[dict[str,
 
 BUILD_VARS = frozenset({
     "output_dir", "replace_run_ids", "forget_run_ids", "rebuild_storage", "rebuild_tables",
-    "full_tests", "lock_timeout_seconds", "reader_wait_seconds", "snapshot_retention_days",
+    "full_tests", "lock_timeout_seconds", "snapshot_retention_days",
     "file_deletion_delay_hours", "lake_target_file_size",
 })
 """The project's vars that steer a build (what it reads, imports, checks and keeps) but

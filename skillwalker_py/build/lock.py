@@ -15,20 +15,12 @@ the plugin finds it held). :func:`hold` takes it:
 The operating system (or the server, when the connection ends) releases it when
 the process dies, even on ``kill -9``.
 
-How long a build waits, each a var (``--vars``), else an environment variable
-(also in ``profiles.yml``'s plugin config), else a default:
-
-* for another build's lock (:func:`timeout_seconds`): ``lock_timeout_seconds``,
-  ``SKILLWALKER_LOCK_TIMEOUT``, :data:`DEFAULT_TIMEOUT` (an embedded lake) or
-  :data:`TEAM_DEFAULT_TIMEOUT` (a team's lake, where waiting for another
-  machine's build is the normal case). The wait counts from its start; a
-  timeout of 0 tries once (:func:`wait_for`);
-* at its finishing step, for readers inside :func:`skillwalker_py.lake.reading`
-  (:func:`reader_wait_seconds`): ``reader_wait_seconds``,
-  ``SKILLWALKER_READER_WAIT``, :data:`READER_WAIT_DEFAULT`. After it the build
-  finishes without DuckLake's compaction, which the next build does
-  (``skillwalker_py.build.plugin``): no reader, paused or slow, holds a build up
-  for longer.
+How long a build waits for another build's lock (:func:`timeout_seconds`): the var
+``lock_timeout_seconds`` (``--vars``), else ``SKILLWALKER_LOCK_TIMEOUT`` (also in
+``profiles.yml``'s plugin config), else :data:`DEFAULT_TIMEOUT` (an embedded lake) or
+:data:`TEAM_DEFAULT_TIMEOUT` (a team's lake, where waiting for another machine's build
+is the normal case). The wait counts from its start; a timeout of 0 tries once
+(:func:`wait_for`). Readers take no lock and never hold a build up.
 """
 
 from __future__ import annotations
@@ -45,15 +37,12 @@ from skillwalker_py.lake import LakeConfig
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "READER_WAIT_DEFAULT",
-    "READER_WAIT_ENV",
     "TEAM_DEFAULT_TIMEOUT",
     "TIMEOUT_ENV",
     "BuildLockError",
     "hold",
     "hold_file_lock",
     "lock_wait_error",
-    "reader_wait_seconds",
     "release_locks",
     "timeout_seconds",
     "wait_for",
@@ -64,11 +53,6 @@ DEFAULT_TIMEOUT = 30.0
 TEAM_DEFAULT_TIMEOUT = 1800.0
 """Seconds a build waits for another build of a team's lake (PostgreSQL catalog), by default."""
 TIMEOUT_ENV = "SKILLWALKER_LOCK_TIMEOUT"
-READER_WAIT_DEFAULT = 10.0
-"""Seconds a build's finishing step waits for readers of an embedded lake, by default:
-their queries take well under a second; a reader that holds the lake longer (paused,
-or a long query of one's own inside ``lake.reading``) costs the build its compaction."""
-READER_WAIT_ENV = "SKILLWALKER_READER_WAIT"
 _RETRY_EVERY = 0.2
 """Seconds between two tries of a lock that another build holds."""
 
@@ -110,13 +94,6 @@ def timeout_seconds(config: LakeConfig, given: object = None) -> float:
     if seconds is not None:
         return seconds
     return TEAM_DEFAULT_TIMEOUT if config.sqlite_file is None else DEFAULT_TIMEOUT
-
-
-def reader_wait_seconds(given: object = None) -> float:
-    """Seconds the finishing step waits for readers: ``given`` (the var
-    ``reader_wait_seconds``), else ``SKILLWALKER_READER_WAIT``, else the default."""
-    seconds = _seconds(given, READER_WAIT_ENV, "reader_wait_seconds")
-    return READER_WAIT_DEFAULT if seconds is None else seconds
 
 
 def lock_wait_error(what: str, holder: str, timeout: float) -> BuildLockError:

@@ -30,16 +30,9 @@ JSON text:
   list, every item a run ID (:func:`skillwalker_py.runid.run_id_list`), else its error;
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
-- ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
-  maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait), waiting
-  for the readers that hold it up to ``reader_wait_seconds``
-  (:func:`skillwalker_py.build.lock.reader_wait_seconds`) and saying whom it waits
-  for; returns ``"begin"``, or ``"skipped"`` when readers still held it then (the build
-  then finishes without its compaction: the lock keeps readers away from the files
-  compaction rewrites, and a build that does not compact rewrites none).
-  ``{"action": "end"}`` releases it (``on-run-end``, around DuckLake's compaction).
-  On a team's lake, ``begin`` first checks that the build still holds its build lock
-  (:func:`skillwalker_py.build.team_lock.check_held`).
+- ``sw_check_build_lock``: on a team's lake, that the build still holds its build lock
+  (:func:`skillwalker_py.build.team_lock.check_held`; raises when it does not), before
+  the finishing step (``on-run-end``).
 """
 
 from __future__ import annotations
@@ -112,10 +105,9 @@ class Plugin(BasePlugin):
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         self.config = plugin_config
-        """``lock_timeout_seconds`` and ``reader_wait_seconds`` (profiles.yml: from the
+        """``lock_timeout_seconds`` (profiles.yml: from the
         environment; a var of the same name wins)."""
         self.lake: lake.LakeConfig | None = None
-        self._end_maintenance: Callable[[], None] | None = None
         self._lock_error: tuple[str, lock.BuildLockError] | None = None
         """The lock this dbt invocation could not take (its invocation id, the error)."""
         for attachment in getattr(self.creds, "attach", None) or []:
@@ -171,33 +163,10 @@ class Plugin(BasePlugin):
         # exist yet (an embedded one: its folder and the SQLite catalog's WAL mode)
         self.lake.prepare()
 
-    def _maintenance_window(self, args: dict[str, Any]) -> str:
-        if self._end_maintenance is not None:
-            self._end_maintenance()
-            self._end_maintenance = None
-        if args["action"] != "begin" or self.lake is None:
-            return str(args["action"])
-        if self.lake.sqlite_file is None:
+    def _check_build_lock(self, _args: dict[str, Any]) -> str:
+        if self.lake is not None and self.lake.sqlite_file is None:
             team_lock.check_held(self.lake.catalog)
-        wait = lock.reader_wait_seconds(self._setting("reader_wait_seconds"))
-        where = str(self.lake.sqlite_file.parent) if self.lake.sqlite_file else "the lake"
-
-        def say(holders: str) -> None:
-            print(f"skillwalker: the build's finishing step waits for readers of {where} to "
-                  f"end their queries ({holders}); up to {wait:g} s (reader_wait_seconds, "
-                  f"{lock.READER_WAIT_ENV})", file=sys.stderr, flush=True)
-
-        release = lake.maintenance_window(self.lake, timeout=wait, say=say)
-        if release is None:
-            files = self.lake.maintenance_lock_files
-            pids = lake.lock_holders(files[0]) if files is not None else []
-            holders = "; ".join(lake.describe_process(p) for p in pids) or "another process"
-            print(f"skillwalker: readers still hold {where} after {wait:g} s ({holders}): "
-                  "this build finishes without DuckLake's compaction, which the next build "
-                  "does", file=sys.stderr, flush=True)
-            return "skipped"
-        self._end_maintenance = release
-        return "begin"
+        return "held"
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
@@ -225,7 +194,7 @@ class Plugin(BasePlugin):
                     args["project_dir"], _given_vars(args.get("vars"))
                 )
             ),
-            "sw_maintenance_window": _json_udf(self._maintenance_window),
+            "sw_check_build_lock": _json_udf(self._check_build_lock),
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)

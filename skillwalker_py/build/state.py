@@ -34,7 +34,6 @@ from skillwalker_py.lake import (
     LakeConfig,
     connect,
     open_instance,
-    reading,
     sql_string,
 )
 
@@ -173,9 +172,8 @@ def runs_in_lake(config: LakeConfig) -> set[str]:
     if con is None:
         return set()
     try:
-        with reading(config):
-            return {r for (r,) in con.execute(
-                "select distinct unnest(runs) from sw_import_log").fetchall()}
+        return {r for (r,) in con.execute(
+            "select distinct unnest(runs) from sw_import_log").fetchall()}
     finally:
         con.close()
 
@@ -260,41 +258,40 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     if con is None or not wanted:
         return []
     try:
-        with reading(config):
-            present = {t for (t,) in con.execute(
-                "select table_name from duckdb_tables() where database_name = current_database() "
-                "and schema_name = 'main'").fetchall()}
-            counts: dict[str, dict[str, int] | None] = {}
-            for table in (t for t in wanted if t in present):
-                try:
-                    counts[table] = dict(con.execute(
-                        f'select test_run_id, count(*) from main."{table}" group by 1'
-                    ).fetchall())
-                except duckdb.Error:  # a data file is missing or damaged
-                    counts[table] = None
-            sources = con.execute(
-                f"""
-                with log as (
-                    select source_table, file, size, mtime_ns, build_id, imported_at,
-                           unnest(runs) as run
-                    from sw_import_log where kind = 'rows' and list_contains(?, source_table)
-                ),
-                last as (
-                    select source_table, run, arg_max(build_id, imported_at) as build_id
-                    from log group by all
-                ),
-                latest as (  -- the file as its last import (read, or verified unchanged) saw it
-                    select source_table, file, {_fingerprint_columns(con)}
-                    from sw_import_log
-                    where kind in ('rows', 'verified') and list_contains(?, source_table)
-                    qualify row_number() over (partition by source_table, file
-                                               order by imported_at desc) = 1
-                )
-                select distinct source_table, run, file, size, mtime_ns,
-                       inode, ctime_ns, content_hash
-                from log join last using (source_table, run, build_id)
-                left join latest using (source_table, file)
-                """, [wanted, wanted]).fetchall() if "sw_import_log" in present else []
+        present = {t for (t,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = current_database() "
+            "and schema_name = 'main'").fetchall()}
+        counts: dict[str, dict[str, int] | None] = {}
+        for table in (t for t in wanted if t in present):
+            try:
+                counts[table] = dict(con.execute(
+                    f'select test_run_id, count(*) from main."{table}" group by 1'
+                ).fetchall())
+            except duckdb.Error:  # a data file is missing or damaged
+                counts[table] = None
+        sources = con.execute(
+            f"""
+            with log as (
+                select source_table, file, size, mtime_ns, build_id, imported_at,
+                       unnest(runs) as run
+                from sw_import_log where kind = 'rows' and list_contains(?, source_table)
+            ),
+            last as (
+                select source_table, run, arg_max(build_id, imported_at) as build_id
+                from log group by all
+            ),
+            latest as (  -- the file as its last import (read, or verified unchanged) saw it
+                select source_table, file, {_fingerprint_columns(con)}
+                from sw_import_log
+                where kind in ('rows', 'verified') and list_contains(?, source_table)
+                qualify row_number() over (partition by source_table, file
+                                           order by imported_at desc) = 1
+            )
+            select distinct source_table, run, file, size, mtime_ns,
+                   inode, ctime_ns, content_hash
+            from log join last using (source_table, run, build_id)
+            left join latest using (source_table, file)
+            """, [wanted, wanted]).fetchall() if "sw_import_log" in present else []
     finally:
         con.close()
     files: dict[tuple[str, str], list[_Logged]] = {}

@@ -39,8 +39,7 @@ __all__ = ["register", "validate_vars"]
 # ----------------------------------------------------------------------------- dbt vars
 
 # The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
-_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float,
-                                        "reader_wait_seconds": float}
+_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
 _RUN_ID_LISTS = ("replace_run_ids", "forget_run_ids")
 
 
@@ -295,7 +294,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for
         return 1  # another one sees what that one imported
     # a var that only says how long to wait never makes a build run dbt
-    steering = set(dbt_vars) - {"lock_timeout_seconds", "reader_wait_seconds"}
+    steering = set(dbt_vars) - {"lock_timeout_seconds"}
     may_skip = not (args.force or args.select or more or steering)
     state = build_state.lake_state(proj, where.output, config, dbt_vars, check_inputs=may_skip)
     if may_skip and state.up_to_date:

@@ -20,7 +20,7 @@ from skillwalker_py.cli.common import (
 )
 from skillwalker_py.cli.output import Row, Section, emit, emit_sections
 from skillwalker_py.lake import ALIAS as lake_alias
-from skillwalker_py.lake import LakeConfig, builds, extension_files, sql_string
+from skillwalker_py.lake import LakeConfig, builds, reader_sql
 
 __all__ = ["register"]
 
@@ -409,8 +409,9 @@ def cmd_builds(args: argparse.Namespace) -> int:
 def cmd_attach(args: argparse.Namespace) -> int:
     """Every line a plain DuckDB session (the ``duckdb`` CLI 1.5.5, any client of that
     version) needs to read the last finished build on this machine: the extensions LOADed
-    from their installed packages (no download), the ATTACH pinned to that build's
-    snapshot, and ``USE lake``."""
+    from their installed packages (no download) and the setting that keeps a query's
+    catalog reads consistent while a build runs (:func:`skillwalker_py.lake.reader_sql`),
+    the ATTACH pinned to that build's snapshot, and ``USE lake``."""
     config = read_lake(args)
     con = queries.connect(config)
     assert con is not None  # read_lake checked it
@@ -418,8 +419,8 @@ def cmd_attach(args: argparse.Namespace) -> int:
         (snapshot,) = con.execute(f"select * from {lake_alias}.current_snapshot()").fetchall()
     finally:
         con.close()
-    for path in extension_files(config.catalog):
-        print(f"LOAD {sql_string(path)};")
+    for line in reader_sql(config.catalog):
+        print(f"{line};")
     print(config.attach_sql(snapshot=int(snapshot[0])) + ";")
     print(f"USE {lake_alias};")
     return 0

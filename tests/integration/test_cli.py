@@ -505,7 +505,7 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "--vars: flaky_window must be a whole number, not 'abc'"),
         (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
          "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
-         "lake_target_file_size, lock_timeout_seconds, output_dir, reader_wait_seconds, "
+         "lake_target_file_size, lock_timeout_seconds, output_dir, "
          "rebuild_storage, rebuild_tables, replace_run_ids, snapshot_retention_days, "
          "verdict_alpha, verdict_min_effect)"),
         (["build", "--", "--vars", "{full_tests: 1}"],
@@ -610,11 +610,12 @@ def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path)
     download the ducklake extension): its lines, fed one by one to a new DuckDB that may
     neither install nor autoload an extension, read the last finished build."""
     lines = cli("attach").stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "SET", "ATTACH", "USE"]
     assert lines[0].endswith("/ducklake.duckdb_extension';")
     assert lines[1].endswith("/sqlite_scanner.duckdb_extension';")
+    assert lines[2] == "SET GLOBAL sqlite_disable_multithreaded_scans = true;"
     (build,) = lake.builds(cli.project.lake_dir)
-    assert lines[2].endswith(f", SNAPSHOT_VERSION {build['snapshot_id']});")
+    assert lines[3].endswith(f", SNAPSHOT_VERSION {build['snapshot_id']});")
     offline: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False, "autoload_known_extensions": False,
         "extension_directory": str(tmp_path / "no-extensions")}  # fmt: skip
@@ -625,5 +626,5 @@ def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path)
     con.close()
     bare = duckdb.connect(config=offline)
     with pytest.raises(duckdb.Error, match="ducklake"):
-        bare.execute(lines[2])  # what the README showed: the ATTACH without the LOADs
+        bare.execute(lines[3])  # what the README showed: the ATTACH without the LOADs
     bare.close()

@@ -79,7 +79,7 @@ def test_sample_builds_and_every_view_answers(plain: Plain) -> None:
 def test_relative_paths_of_plain_dbt(plain: Plain) -> None:
     """`dbt build --project-dir <relative>` from elsewhere: the output_dir var resolves
     against the project directory (macros/paths); the lake folder, which dbt-duckdb
-    attaches from the profile, against the current directory (documented in docs/configuration.md)."""
+    attaches from the profile, against the current directory (docs/configuration.md)."""
     cwd, proc = plain.cwd, plain.proc
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (cwd / "lake-here" / "catalog.sqlite").is_file()

@@ -492,9 +492,10 @@ def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "LOAD", "ATTACH", "USE"]
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "LOAD", "SET", "ATTACH",
+                                                   "USE"]
     assert lines[2].endswith("/postgres_scanner.duckdb_extension';")
-    assert lines[3].startswith(f"ATTACH 'ducklake:{catalog}' AS lake (READ_ONLY, ")
+    assert lines[4].startswith(f"ATTACH 'ducklake:{catalog}' AS lake (READ_ONLY, ")
     con = duckdb.connect(config={"autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False,
                                  "extension_directory": str(tmp_path / "none")})  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import duckdb
@@ -109,125 +108,6 @@ def test_a_lake_without_a_finished_build_is_not_read(
         reader.close()
 
 
-_HOLD_MAINTENANCE = """
-import sys, time
-from pathlib import Path
-from skillwalker_py import lake
-release = lake.maintenance_window(lake.LakeConfig.from_dir(sys.argv[1]))
-print("holding", flush=True)
-sys.stdin.readline()
-release()
-print("released", flush=True)
-sys.stdin.readline()
-"""
-
-
-def test_readers_wait_for_the_maintenance_of_another_process(tmp_path: Path) -> None:
-    """lake.reading waits while a build's finishing step holds the maintenance lock,
-    and a maintenance waits for the readers inside lake.reading (ordering, not timing)."""
-    import subprocess
-    import sys
-    import threading
-
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD_MAINTENANCE, str(tmp_path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert holder.stdin is not None and holder.stdout is not None
-    try:
-        assert holder.stdout.readline().strip() == "holding"
-        entered = threading.Event()
-
-        def read() -> None:
-            with lake.reading(tmp_path):
-                entered.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        assert not entered.wait(1.0), "a reader ran while the maintenance lock was held"
-        holder.stdin.write("\n")
-        holder.stdin.flush()
-        assert holder.stdout.readline().strip() == "released"
-        assert entered.wait(30), "the reader did not run once the maintenance ended"
-        reader.join(30)
-
-        # the other way round: a maintenance waits while a reader reads
-        with lake.reading(tmp_path):
-            waiting = subprocess.Popen(
-                [sys.executable, "-c", _HOLD_MAINTENANCE, str(tmp_path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            out = waiting.stdout
-            assert out is not None
-            got: list[str] = []
-            t = threading.Thread(target=lambda: got.append(out.readline()), daemon=True)
-            t.start()
-            t.join(1.0)
-            assert not got, "the maintenance began while a reader read"
-        t.join(30)
-        assert got == ["holding\n"]
-        waiting.communicate("\n\n", timeout=30)
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-_PAUSED_READER = """
-import os, signal, sys
-from skillwalker_py import lake
-with lake.reading(sys.argv[1]):
-    print("reading", flush=True)
-    os.kill(os.getpid(), signal.SIGSTOP)  # Ctrl-Z, or a notebook cell that waits
-"""
-
-
-def _stopped(pid: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "Tt":
-        assert time.monotonic() < deadline, f"pid {pid} did not stop"
-        time.sleep(0.05)
-
-
-def test_a_maintenance_waits_for_a_paused_reader_a_bounded_time_and_names_it(
-    tmp_path: Path,
-) -> None:
-    """A reader stopped inside lake.reading: the maintenance waits ``timeout`` seconds,
-    says once which process holds the lake (stopped), then gives up holding nothing; new
-    readers are not kept out; once the reader is gone the maintenance goes at once."""
-    import signal
-    import subprocess
-    import sys
-
-    config = lake.LakeConfig.from_dir(tmp_path)
-    reader = subprocess.Popen([sys.executable, "-c", _PAUSED_READER, str(tmp_path)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
-        _stopped(reader.pid)
-        files = config.maintenance_lock_files
-        assert files is not None and lake.lock_holders(files[0]) == [reader.pid]
-        said: list[str] = []
-        start = time.monotonic()
-        assert lake.maintenance_window(config, timeout=1.0, say=said.append) is None
-        assert 1.0 <= time.monotonic() - start < 5.0
-        assert len(said) == 1 and said[0].startswith(f"pid {reader.pid} (")
-        assert "-c" in said[0] and said[0].endswith(", stopped"), said
-        with lake.reading(tmp_path):  # nothing held: a reader reads at once
-            pass
-    finally:
-        reader.send_signal(signal.SIGKILL)
-        reader.wait()
-    release = lake.maintenance_window(config, timeout=1.0)
-    assert release is not None
-    release()
-
-
-def test_reading_needs_no_lock_without_an_embedded_lake(tmp_path: Path) -> None:
-    """A catalog server takes no lock, and a lake folder that does not exist is not created."""
-    with lake.reading(lake.LakeConfig("postgres:dbname=x", str(tmp_path) + "/")):
-        pass
-    with lake.reading(tmp_path / "missing"):
-        pass
-    assert not (tmp_path / "missing").exists()
-
-
 def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -252,28 +132,49 @@ def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
         lake.at_build(folder, "zz")
 
 
-def test_a_reader_of_one_build_loads_the_extensions_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The last finished build is found and read in one DuckDB instance (the extensions'
-    signature check costs 0.1-0.2 s of CPU per instance); another build, read while the
-    first is still open, gets an instance of its own, and each sees its own rows."""
-    config = lake.LakeConfig.from_dir(tmp_path)
+def _finished_builds(folder: Path, *values: int) -> list[int]:
+    """A lake in ``folder`` with one finished build per value (table ``t``: that value);
+    their snapshots."""
+    folder.mkdir(exist_ok=True)
+    config = lake.LakeConfig.from_dir(folder)
     con = duckdb.connect()
     try:
         lake.load_extensions(con)
         con.execute(config.attach_sql(read_only=False))
-        for value in (1, 2):  # two finished builds
+        for value in values:
             con.execute(f"begin; create or replace table lake.main.t as select {value} as a")
             con.execute("call lake.set_commit_message('skillwalker', ?)",
                         [lake.FINISHED_MESSAGE])
             con.execute("commit")
-        first = con.execute(
-            "select min(snapshot_id) from ducklake_snapshots('lake') where commit_message = ?",
-            [lake.FINISHED_MESSAGE]).fetchone()
+        return [r[0] for r in con.execute(
+            "select snapshot_id from ducklake_snapshots('lake') where commit_message = ? "
+            "order by 1", [lake.FINISHED_MESSAGE]).fetchall()]
     finally:
         con.close()
-    assert first is not None
+
+
+def _read(con: duckdb.DuckDBPyConnection | None) -> list[tuple[object, ...]]:
+    """``t``'s rows, then the connection closed. (In a function of its own: DuckDB's
+    Python client keeps a reference to the locals of the frame that runs a query.)"""
+    assert con is not None
+    try:
+        return con.execute("select a from t").fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def fresh_readers(monkeypatch: pytest.MonkeyPatch) -> list[duckdb.DuckDBPyConnection]:
+    """The process's reader instance as in a new process; the instances that load the
+    extensions (each load is one DuckDB instance made)."""
+    import weakref
+    from collections import OrderedDict
+
+    monkeypatch.setattr(lake, "_PROCESS", None)
+    monkeypatch.setattr(lake, "_PROCESS_SNAPSHOT", None)
+    monkeypatch.setattr(lake, "_PROCESS_CURSORS", weakref.WeakSet())
+    monkeypatch.setattr(lake, "_LOADED", set())
+    monkeypatch.setattr(lake, "_PINNED", OrderedDict())
     loads: list[duckdb.DuckDBPyConnection] = []
     load = lake.load_extensions
 
@@ -282,24 +183,54 @@ def test_a_reader_of_one_build_loads_the_extensions_once(
         load(con, catalog)
 
     monkeypatch.setattr(lake, "load_extensions", counted)
+    return loads
+
+
+def test_a_process_reads_its_builds_in_one_duckdb_instance(
+    tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
+) -> None:
+    """The last finished build is found and read in the process's one DuckDB instance (the
+    extensions' signature check costs 0.1-0.2 s of CPU per instance), and so is every
+    later build read once no connection of the earlier one is open; a build read while a
+    connection of another is still open gets an instance of its own; each connection
+    reads its own build, with consistent catalog reads."""
+    loads = fresh_readers
+    first, second, _third = _finished_builds(tmp_path, 1, 2, 3)
+    loads.clear()  # the writer's
+    config = lake.LakeConfig.from_dir(tmp_path)
     latest = lake.connect(tmp_path)
     assert latest is not None
-    try:
-        assert latest.execute("select a from t").fetchall() == [(2,)]
-        assert len(loads) == 1  # the newest snapshot and the build read: one instance
-        older = lake.connect(lake.LakeConfig(config.catalog, config.data_path,
-                                             snapshot=first[0]))
-        assert older is not None
-        try:
-            assert older.execute("select a from t").fetchall() == [(1,)]
-            assert latest.execute("select a from t").fetchall() == [(2,)]
-        finally:
-            older.close()
-        assert len(loads) == 2
-        assert [b["snapshot_id"] for b in lake.builds(tmp_path)] == []  # no sw_builds table
-        assert len(loads) == 3  # the list of builds opens an instance of its own
-    finally:
-        latest.close()
+    assert latest.execute(
+        "select current_setting('sqlite_disable_multithreaded_scans')").fetchone() == (True,)
+    assert len(loads) == 1
+    older = lake.LakeConfig(config.catalog, config.data_path, snapshot=first)
+    assert _read(lake.connect(older)) == [(1,)]
+    assert len(loads) == 2  # read while `latest` was open: an instance of its own
+    assert _read(lake.connect(tmp_path)) == [(3,)]  # `latest`'s snapshot: its instance
+    assert _read(latest) == [(3,)]
+    assert len(loads) == 2
+    del latest  # no connection left: another build is read in the process's instance
+    assert _read(lake.connect(tmp_path, snapshot=second)) == [(2,)]
+    assert _read(lake.connect(older)) == [(1,)]  # read in its own instance again
+    assert len(loads) == 2 and len(lake._PINNED) == 1
+
+
+def test_a_lake_replaced_at_the_same_path_is_read_afresh(
+    tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
+) -> None:
+    """A lake folder deleted and built again at the same path (its catalog file may get
+    the old inode back) reads as the new lake, in the same process: a snapshot is known
+    by its commit time, not by the file."""
+    import shutil
+
+    folder = tmp_path / "lake"
+    (snap,) = _finished_builds(folder, 7)
+    assert _read(lake.connect(folder)) == [(7,)]  # closed: no connection of it is left
+    shutil.rmtree(folder)
+    assert _finished_builds(folder, 8) == [snap]  # the same snapshot id, another lake
+    con = lake.connect(folder)
+    assert con is not None and con.execute("select a from t").fetchall() == [(8,)]
+    assert len(fresh_readers) == 3  # two writers, one reader instance
 
 
 @pytest.mark.parametrize(
@@ -338,3 +269,4 @@ def test_the_command_the_plugin_and_the_library_find_the_same_lake(
         assert build_lake() == lake.LakeConfig.from_dir(tmp_path / "project" / "analytics/lake")
     else:
         assert build_lake() == want
+

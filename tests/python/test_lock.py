@@ -85,17 +85,12 @@ def test_timeouts_come_from_the_var_else_the_environment_else_the_default(
 ) -> None:
     embedded, team = LakeConfig.from_dir(tmp_path), LakeConfig("postgres:dbname=x", "/d/")
     monkeypatch.delenv(lock.TIMEOUT_ENV, raising=False)
-    monkeypatch.delenv(lock.READER_WAIT_ENV, raising=False)
     assert (lock.timeout_seconds(embedded), lock.timeout_seconds(team)) == (30.0, 1800.0)
-    assert lock.reader_wait_seconds() == 10.0
     monkeypatch.setenv(lock.TIMEOUT_ENV, "7")
-    monkeypatch.setenv(lock.READER_WAIT_ENV, "2.5")
     assert (lock.timeout_seconds(embedded), lock.timeout_seconds(team)) == (7.0, 7.0)
-    assert lock.reader_wait_seconds() == 2.5
     assert lock.timeout_seconds(embedded, 0) == 0.0  # a var wins, 0 included
     assert lock.timeout_seconds(embedded, "") == 7.0  # the profile's empty value: not given
-    assert lock.reader_wait_seconds(1) == 1.0
     with pytest.raises(lock.BuildLockError, match=r"lock_timeout_seconds .* not 'soon'"):
         lock.timeout_seconds(embedded, "soon")
-    with pytest.raises(lock.BuildLockError, match=r"reader_wait_seconds .* must not be negative"):
-        lock.reader_wait_seconds(-1)
+    with pytest.raises(lock.BuildLockError, match=r"lock_timeout_seconds .* must not be negative"):
+        lock.timeout_seconds(embedded, -1)
