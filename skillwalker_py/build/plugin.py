@@ -25,6 +25,8 @@ registers scalar functions that take and return JSON text:
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
+- ``sw_forget_run_ids``: the runs the build removes
+  (:func:`skillwalker_py.build.state.forget_run_ids`);
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
@@ -51,7 +53,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest, lock, team_lock
+from skillwalker_py.build import ingest, lock, state, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -210,6 +212,7 @@ class Plugin(BasePlugin):
                     args["replace_run_ids"], args.get("var", "replace_run_ids")
                 )
             ),
+            "sw_forget_run_ids": _json_udf(lambda _args: state.forget_run_ids()),
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(
                     args["project_dir"], _given_vars(args.get("vars"))
