@@ -14,9 +14,9 @@ and the command that produced it. Scenarios (``--only``):
 * ``parse``: ``dbt parse`` where dbt's saved parse was made with the same vars (a
   partial parse) against one where it was made with other vars (dbt parses the whole
   project again): what a build pays once after its vars changed;
-* ``forget``: ``skillwalker-data forget`` of one run, this checkout against an older
-  one (``--old``: a ``git archive`` of it, e.g. before run-ID lists stopped being
-  dbt vars), each from the same lake and output folder put back before every run;
+* ``forget``: ``skillwalker-data forget`` of one run (the lake and the output folder put
+  back before every run), against the same with dbt's saved parse made with other vars
+  in place: what the forget build did when its runs were a dbt var (needs ``parse``);
 * ``small``: two figures once quoted in code comments: PyYAML's C loader against its
   Python one on the storage sources' YAML, and a reader's first ``lake.connect``;
 * ``stats``: plain DuckDB + DuckLake (SQLite catalog), no project code: a query of a
@@ -34,7 +34,6 @@ Usage::
 
     python bench/savings.py                         # every scenario, 5 rounds
     python bench/savings.py --only build --repeat 3
-    git archive <commit> | tar -x -C /tmp/old && python bench/savings.py --only forget --old /tmp/old
 """
 
 from __future__ import annotations
@@ -118,11 +117,11 @@ def report(title: str, variants: list[Variant]) -> None:
         rss = statistics.median(s.rss_mb for s in v.samples)
         print(f"  {v.name:<44} {cpu:>15.2f} {wall:>16.2f} {rss:>13.0f}")
     for v in variants[1:]:
-        cpu = [b.cpu / a.cpu for a, b in zip(base.samples, v.samples, strict=True)]
-        wall = [b.wall / a.wall for a, b in zip(base.samples, v.samples, strict=True)]
-        print(f"  {v.name} / {base.name}: CPU {statistics.median(cpu):.3f} "
-              f"[{min(cpu):.3f}..{max(cpu):.3f}], wall {statistics.median(wall):.3f} "
-              f"[{min(wall):.3f}..{max(wall):.3f}]")
+        cpus = [b.cpu / a.cpu for a, b in zip(base.samples, v.samples, strict=True)]
+        walls = [b.wall / a.wall for a, b in zip(base.samples, v.samples, strict=True)]
+        print(f"  {v.name} / {base.name}: CPU {statistics.median(cpus):.3f} "
+              f"[{min(cpus):.3f}..{max(cpus):.3f}], wall {statistics.median(walls):.3f} "
+              f"[{min(walls):.3f}..{max(walls):.3f}]")
 
 
 # ----------------------------------------------------------------------------- the lake
@@ -210,34 +209,38 @@ def scenario_parse(work: Path, repeat: int) -> None:
     report("parse: what a change of vars costs the next build", variants)
 
 
-def scenario_forget(work: Path, repeat: int, old: Path) -> None:
+def scenario_forget(work: Path, repeat: int) -> None:
+    """``forget`` of one run as it is now (the runs in an environment variable, the saved
+    parse fits), against the same with a saved parse made with other vars: what dbt did when
+    the runs were a dbt var, new with each forget (it parsed the whole project again)."""
     lake, out = work / "lake", work / "out-forget"
     log = work / "forget.log"
-
     newest = max(p.name for p in (work / "out" / "runs").iterdir() if p.is_dir())
     argv = ["forget", newest, "--yes", "--delete-files", "--output-dir", str(out),
             "--lake-dir", str(lake)]
     built = work / "lake.full"
+    env = environment(work, ROOT, "target")
     if not built.is_dir():
-        env = environment(work, ROOT, "target")
         put_back(work / "lake.base", built)
         if timed([PYTHON, "-c", COMMAND, "build", "--output-dir", str(work / "out"),
                   "--lake-dir", str(built)], env, log).code:
             raise SystemExit(f"building {built} failed (see {log})")
+    saved, other = work / "target" / "partial_parse.msgpack", work / "other-vars.msgpack"
+    plain = work / "plain.msgpack"
+    shutil.copyfile(saved, plain)
 
-    def run(project: Path, target: str) -> Callable[[], Sample]:
-        env = environment(work, project, target)
-
+    def run(parse: Path) -> Callable[[], Sample]:
         def go() -> Sample:
             put_back(built, lake)
             put_back(work / "out", out)
-            # each forget names other runs: no parse kept for its vars
-            shutil.rmtree(work / target / "skillwalker-parses", ignore_errors=True)
+            if parse == other:  # and no parse kept for its vars (new with each forget)
+                shutil.rmtree(work / "target" / "skillwalker-parses", ignore_errors=True)
+            shutil.copyfile(parse, saved)
             return timed([PYTHON, "-c", COMMAND, *argv], env, log)
         return go
 
-    variants = [Variant("forget, this checkout", run(ROOT, "target")),
-                Variant(f"forget, {old}", run(old, "target-old"))]
+    variants = [Variant("forget (runs in SKILLWALKER_FORGET_RUN_IDS)", run(plain)),
+                Variant("forget, saved parse of other vars", run(other))]
     alternate(variants, repeat)
     report("forget: one run forgotten", variants)
 
@@ -249,7 +252,8 @@ folder, queries = sys.argv[1], int(sys.argv[2])
 con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 for f in extension_files():
     con.execute(f"load '{f}'")
-con.execute(f"attach 'ducklake:sqlite:{folder}/catalog.sqlite' as lake (data_path '{folder}/data/')")
+con.execute(f"attach 'ducklake:sqlite:{folder}/catalog.sqlite' as lake "
+            f"(data_path '{folder}/data/')")
 cols = ", ".join(f"c{i} varchar" for i in range(12))
 con.execute(f"create table lake.never ({cols})")
 con.execute(f"create table lake.stats ({cols})")
@@ -270,7 +274,7 @@ def scenario_stats(work: Path, repeat: int) -> None:
     """Per query of 12 columns: a table without statistics against one with them."""
     print(f"\n== stats: a DuckLake table with no statistics (load {load():.1f}) ==")
     rows = []
-    for i in range(repeat):
+    for _ in range(repeat):
         folder = Path(tempfile.mkdtemp(dir=work, prefix="stats-"))
         line = subprocess.run([PYTHON, "-c", STATS, str(folder), "200"], check=True,
                               capture_output=True, text=True, cwd=ROOT).stdout.split()
@@ -337,9 +341,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=6, help="sample runs (default 6)")
     parser.add_argument("--repeat", type=int, default=5, help="rounds after the warm-up")
-    parser.add_argument("--only", default="stats,small,parse,build",
-                        help="scenarios: stats, small, parse, build, forget (needs --old)")
-    parser.add_argument("--old", type=Path, help="an older checkout, for forget")
+    parser.add_argument("--only", default="stats,small,parse,build,forget",
+                        help="scenarios: stats, small, parse, build, forget (after parse)")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "bench" / "work" / "savings")
     args = parser.parse_args()
     work = args.work_dir.resolve()
@@ -357,9 +360,7 @@ def main() -> None:
     if "build" in only:
         scenario_build(work, args.repeat)
     if "forget" in only:
-        if args.old is None:
-            raise SystemExit("forget needs --old <an older checkout>")
-        scenario_forget(work, args.repeat, args.old.resolve())
+        scenario_forget(work, args.repeat)
     print(f"\nload average (1 min) at the end {load():.1f}")
 
 
