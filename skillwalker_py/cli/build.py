@@ -161,14 +161,11 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
         argv += ["--vars", vars_text]
     started = time.monotonic()
     os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
-    target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
-    target = target if target.is_absolute() else proj / target
     progress.start(where.output, where.lake)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
-        with invocation.parse_kept_per_vars(target, vars_text):
-            result = dbtRunner(callbacks=[progress.on_event]).invoke(
-                argv + leave_out(views=keep_views, tables=idle_tables) + extra)
+        result = dbtRunner(callbacks=[progress.on_event]).invoke(
+            argv + leave_out(views=keep_views, tables=idle_tables) + extra)
     finally:
         signal.signal(signal.SIGINT, previous)
         progress.close()
