@@ -3,11 +3,9 @@ test suite's in-process builds).
 
 - :func:`cycle_collection_paused`: Python's cycle collector is off while dbt runs.
   A build allocates dbt's whole manifest, and the collector walked it again and
-  again: 0.65 to 0.75 s in 915 collections during ``skillwalker-data build`` of one
-  new run (measured with ``gc.callbacks``), plus the full collection Python runs at
-  exit, which no callback sees. The command pauses it from dbt's import on and
-  freezes what the build allocated (``freeze``): the same build took 7.14 CPU s
-  against 8.18 (medians of five, alternated), and peaked at 283 MB against 248.
+  again, plus the full collection Python runs at exit. The command pauses it from
+  dbt's import on and freezes what the build allocated (``freeze``); what that saves
+  a build, and costs its peak memory: bench/README.md, "What each saving saves".
   Reference counting frees memory as usual meanwhile.
 """
 
@@ -24,8 +22,7 @@ __all__ = ["cycle_collection_paused"]
 def cycle_collection_paused(*, freeze: bool = False) -> Iterator[None]:
     """Python's cycle collector off for the block (on again after it, if it was on).
 
-    Once on again, its next collection walks everything the block allocated (0.39 s
-    after a build). ``freeze``, for a process that ends soon after the block (the
+    Once on again, its next collection walks everything the block allocated. ``freeze``, for a process that ends soon after the block (the
     command): every object moves to the collector's permanent generation instead
     (:func:`gc.freeze`), which neither that collection nor the one Python runs at exit
     walks; cycles the block left are then never freed, which the process's end does.
