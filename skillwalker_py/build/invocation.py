@@ -22,10 +22,11 @@ __all__ = ["cycle_collection_paused"]
 def cycle_collection_paused(*, freeze: bool = False) -> Iterator[None]:
     """Python's cycle collector off for the block (on again after it, if it was on).
 
-    Once on again, its next collection walks everything the block allocated. ``freeze``, for a process that ends soon after the block (the
-    command): every object moves to the collector's permanent generation instead
-    (:func:`gc.freeze`), which neither that collection nor the one Python runs at exit
-    walks; cycles the block left are then never freed, which the process's end does.
+    Once on again, its next collection walks everything the block allocated.
+    ``freeze``, for a process that ends soon after the block (the command): every object
+    moves to the collector's permanent generation instead (:func:`gc.freeze`), which
+    neither that collection nor the one Python runs at exit walks; cycles the block left
+    are then never freed, which the process's end does.
     """
     was_on = gc.isenabled()
     gc.disable()
