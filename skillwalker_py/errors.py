@@ -110,7 +110,7 @@ class InvalidRunIdError(SkillwalkerError, ValueError):
 
 
 class RunIdListError(InvalidRunIdError):
-    """A run-ID list var (``replace_run_ids``, ``forget_run_ids``) holds a value that is
+    """A run-ID list (the var ``replace_run_ids``, ``SKILLWALKER_FORGET_RUN_IDS``) holds a value that is
     not a run ID (:func:`skillwalker_py.runid.run_id_list`).
 
     >>> str(RunIdListError("forget_run_ids", "nope", "expected YYYYMMDDTHHMMSS"))

@@ -141,13 +141,13 @@ def validate_run_id(value: object) -> str:
 
 
 def run_id_list(value: object, var: str) -> list[str]:
-    """A run-ID list var (``replace_run_ids``, ``forget_run_ids``): a list, or one
+    """A run-ID list (the var ``replace_run_ids``, ``SKILLWALKER_FORGET_RUN_IDS``): a list, or one
     comma-separated string (blanks around an ID and empty items dropped), every item a run
     ID; else a :class:`~skillwalker_py.errors.RunIdListError` naming the var, the value and
     what is wrong with it. The command's ``--vars`` check and the build (the plan of the
     files to read, the removal of forgotten runs) parse the vars with it.
 
-    >>> run_id_list("20260316T153306, 20260317T090000,", "forget_run_ids")
+    >>> run_id_list("20260316T153306, 20260317T090000,", "SKILLWALKER_FORGET_RUN_IDS")
     ['20260316T153306', '20260317T090000']
     >>> run_id_list(["20261301T000000"], "replace_run_ids")
     Traceback (most recent call last):

@@ -1,15 +1,17 @@
 {% macro sw_forget_runs() -%}
   {#-
-    var forget_run_ids (a list, or a comma-separated string): remove these runs
+    The runs of the environment variable SKILLWALKER_FORGET_RUN_IDS
+    (comma-separated; skillwalker_py.build.state.forget_run_ids): remove them
     from the lake, in one commit at the start of the build: their rows in every
     lake table with a test_run_id column (the storage tables, sw_rejected_lines),
     the import log's records of their own files, and the runs from the records
     of shared (single-file layout) files. Readers see it with the build's last
     commit. Nothing keeps a forgotten run out: if its files are in the output
     folder (or come back), the next build imports it again, so
-    `skillwalker-data forget` requires them gone (or deletes them).
+    `skillwalker-data forget` requires them gone (or deletes them). Not a dbt
+    var: a change of vars makes dbt parse the whole project again.
   -#}
-  {%- set runs = sw_run_id_list('forget_run_ids') -%}
+  {%- set runs = sw_call('sw_forget_run_ids', {}) -%}
   {%- if runs | length > 0 -%}
     {%- set tables = run_query(
         "select t.table_name from duckdb_tables() as t join duckdb_columns() as c"

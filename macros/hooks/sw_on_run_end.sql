@@ -40,7 +40,7 @@
         rebuild_tables: a dropped table may be built again with fewer rows), or built the views
         from another project or vars. A build that changed nothing reads as the build
         before it: `--as-of previous` passes over it (skillwalker_py.lake.at_build) -#}
-    {%- set forgotten = sw_run_id_list('forget_run_ids') if var('forget_run_ids', []) else [] -%}
+    {%- set forgotten = sw_call('sw_forget_run_ids', {}) -%}
     {%- set rebuilt = (var('rebuild_storage', false) | as_bool) or (var('rebuild_tables', []) | length > 0) -%}
     {%- set storage_changed = 'true' if (forgotten | length > 0) or rebuilt else 'false' -%}
     {%- if not failed_nodes -%}

@@ -4,13 +4,13 @@
     every table of the schema.
 
     DuckLake writes a table's statistics (ducklake_table_stats) with the first
-    rows committed to it. The extension these machines load (DuckDB 1.5.5's)
+    rows committed to it. The extension this project loads (DuckDB 1.5.5's)
     does not remember that a table has none: every query that reads a table
     no row was ever committed to asks the catalog again, once per column it
-    reads (~2.5 ms each on SQLite; fixed upstream by duckdb/ducklake#1313,
-    not in this build). A lake without ACIL loops, or without rejected lines,
-    paid that on every query of the views over those tables: loop_health took
-    97 ms a query instead of 16 (measured on a lake of three runs).
+    reads (fixed upstream by duckdb/ducklake#1313, not in this build). A lake
+    without ACIL loops, or without rejected lines, paid that on every query
+    of the views over those tables (what it costs a query: bench/README.md,
+    "What each saving saves").
 
     So such a table gets one row of NULLs, committed, then deleted in a second
     commit: its statistics stay. Both commits come before the build's last

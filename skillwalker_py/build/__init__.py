@@ -11,7 +11,6 @@ itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
   waits, for another build and for readers;
 - :mod:`.state`: what the command asks of the lake before running dbt (skip an
   up-to-date build, the runs a rebuild or forget would touch);
-- :mod:`.conflicts`: the build again after a lost commit race on a shared lake;
 - :mod:`.invocation`: how dbt runs in this package's process (the cycle collector
   paused, dbt's saved parse kept per vars);
 - :mod:`.team_lock`: the build lock of a team's lake (a table lock in the catalog's

@@ -28,6 +28,8 @@ JSON text:
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
 - ``sw_run_id_list``: ``{"var": name, "value": var(name)}``: a run-ID list var as a
   list, every item a run ID (:func:`skillwalker_py.runid.run_id_list`), else its error;
+- ``sw_forget_run_ids``: the runs the build removes
+  (:func:`skillwalker_py.build.state.forget_run_ids`);
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_check_build_lock``: on a team's lake, that the build still holds its build lock
@@ -189,6 +191,7 @@ class Plugin(BasePlugin):
             "sw_stat_files": _json_udf(ingest.stat_files),
             "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
             "sw_run_id_list": _json_udf(lambda args: runid.run_id_list(args["value"], args["var"])),
+            "sw_forget_run_ids": _json_udf(lambda _args: state.forget_run_ids()),
             "sw_project_fingerprint": _json_udf(
                 lambda args: ingest.project_fingerprint(
                     args["project_dir"], _given_vars(args.get("vars"))

@@ -6,7 +6,8 @@
   leave out the storage tables that have no file to read;
 * :func:`rebuild_losses`: the rows, per run and table, that a rebuild from the
   output folder would not give back (their files are gone or changed);
-* :func:`runs_in_lake`: the runs the lake holds.
+* :func:`runs_in_lake`: the runs the lake holds;
+* :func:`forget_run_ids`: the runs a build removes (:data:`FORGET_RUN_IDS_ENV`).
 
 They read the lake with the rules the build itself uses: the pending files of
 each table come from :func:`skillwalker_py.build.ingest.plan_sql`, the finished
@@ -36,11 +37,14 @@ from skillwalker_py.lake import (
     open_instance,
     sql_string,
 )
+from skillwalker_py.runid import run_id_list
 
 __all__ = [
+    "FORGET_RUN_IDS_ENV",
     "LakeState",
     "RunLoss",
     "delete_run_files",
+    "forget_run_ids",
     "lake_state",
     "rebuild_losses",
     "run_files",
@@ -50,6 +54,23 @@ __all__ = [
 ]
 
 SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
+FORGET_RUN_IDS_ENV = "SKILLWALKER_FORGET_RUN_IDS"
+"""The runs a build removes from the lake, comma-separated (``skillwalker-data forget``
+sets it). An environment variable and not a dbt var: dbt parses the whole project again
+when a build's vars differ from those of its saved parse, which a list of run IDs, new
+each time, always would (bench/README.md, "What each saving saves")."""
+
+
+def forget_run_ids(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The run IDs of :data:`FORGET_RUN_IDS_ENV`, each a valid run ID, else one clear error.
+
+    >>> forget_run_ids({FORGET_RUN_IDS_ENV: "20260301T090000, 20260302T090000"})
+    ['20260301T090000', '20260302T090000']
+    >>> forget_run_ids({})
+    []
+    """
+    text = (os.environ if environ is None else environ).get(FORGET_RUN_IDS_ENV, "")
+    return run_id_list(text, FORGET_RUN_IDS_ENV)
 
 
 def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

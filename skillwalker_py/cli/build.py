@@ -11,22 +11,19 @@ dbt's plugin finds it held (``skillwalker_py.build.plugin``).
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.build import conflicts, ingest, invocation, lock
+from skillwalker_py.build import ingest, invocation, lock
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import PREFIX, Progress
@@ -40,7 +37,7 @@ __all__ = ["register", "validate_vars"]
 
 # The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
 _NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
-_RUN_ID_LISTS = ("replace_run_ids", "forget_run_ids")
+_RUN_ID_LISTS = ("replace_run_ids",)
 
 
 def _type_name(kind: type) -> str:
@@ -95,9 +92,9 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
 
 UNIT_TESTS = "resource_type:unit_test"
 """The project's dbt unit tests test its SQL, not the user's data: the command's builds leave
-them out (with them, a build that replaces the views took about 4 CPU seconds more, 24.4
-against 20.4, medians of four; bench/README.md). ``dbt build`` run directly still runs
-them, and the test suite does (``dbt test --select test_type:unit``)."""
+them out (what they cost a build: bench/README.md, "The cost of the dbt unit tests in a
+build"). ``dbt build`` run directly still runs them, and the test suite does
+(``dbt test --select test_type:unit``)."""
 
 
 def leave_out(*, views: bool, tables: Iterable[str] = ()) -> list[str]:
@@ -160,30 +157,11 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
         argv += ["--vars", vars_text]
     started = time.monotonic()
     os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
-    shared = progress.lake.sqlite_file is None
-    if shared and "DBT_TARGET_PATH" not in os.environ:
-        # a shared lake: builds from one checkout may run at once, and each needs
-        # its own run_results.json (skillwalker_py.build.conflicts reads it)
-        os.environ["DBT_TARGET_PATH"] = tempfile.mkdtemp(prefix="skillwalker-build-")
-        atexit.register(shutil.rmtree, os.environ["DBT_TARGET_PATH"], True)
-    target = Path(os.environ.get("DBT_TARGET_PATH") or "target")
-    target = target if target.is_absolute() else proj / target
-    results: list[Any] = []
-
-    def invoke(command: Sequence[str]) -> int:
-        results.append(dbtRunner(callbacks=[progress.on_event]).invoke(list(command)))
-        return 0 if results[-1].success else 1
-
     progress.start(where.output, where.lake)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
-        with invocation.parse_kept_per_vars(target, vars_text):
-            conflicts.build(
-                invoke, argv + leave_out(views=keep_views, tables=idle_tables) + extra,
-                target_dir=target,
-                attempts=int(os.environ.get("SKILLWALKER_CONFLICT_RETRIES", "3")) if shared else 0,
-            )  # fmt: skip
-        result = results[-1]
+        result = dbtRunner(callbacks=[progress.on_event]).invoke(
+            argv + leave_out(views=keep_views, tables=idle_tables) + extra)
     finally:
         signal.signal(signal.SIGINT, previous)
         progress.close()
@@ -441,7 +419,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not _confirm(f"Remove {len(runs)} run(s) from the lake?", "forget", args):
         print("skillwalker-data: nothing changed")
         return 1
-    dbt_vars = {"forget_run_ids": runs}
+    # not a dbt var, which would make dbt parse the whole project (build_state.forget_run_ids)
+    os.environ[build_state.FORGET_RUN_IDS_ENV] = ",".join(runs)
+    dbt_vars: dict[str, Any] = {}
     # before a file is deleted: the lake forgets the runs whose files are gone
     if not hold_build_lock(args, dbt_vars, started,
                            nothing_changed="; nothing changed (no file deleted)"):

@@ -14,9 +14,9 @@ password (:func:`skillwalker_py.errors.redact`).
 
 The figures come from the build itself: the macro ``sw_progress`` logs them
 as a dbt debug event (:data:`PROGRESS_EVENT`) once the table or the build has
-committed, so the progress opens no DuckDB of its own on the lake (measured:
-0.2 CPU s to open one with its DuckLake extension and catalog, and 0.05 s for
-the ten queries, in every build).
+committed, so the progress opens no DuckDB of its own on the lake (what opening
+one costs, with its DuckLake extension and catalog: bench/README.md, "What each
+saving saves").
 """
 
 from __future__ import annotations

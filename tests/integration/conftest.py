@@ -173,12 +173,8 @@ class DbtProject:
             extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run a dbt command (see :data:`IN_PROCESS`); a failure fails the test with its output.
         ``extra_env``: environment variables set for this command only."""
-        vars_text = args[args.index("--vars") + 1] if "--vars" in args[:-1] else ""
-        # as skillwalker-data build does: the parse of each vars kept (a build with
-        # --vars does not make the next plain build parse the project from scratch)
-        with invocation.parse_kept_per_vars(self.root / "target", vars_text):
-            proc = _run_dbt(self.dbt_command(command, *args), {**self.env(), **(extra_env or {})},
-                            self.root)
+        proc = _run_dbt(self.dbt_command(command, *args), {**self.env(), **(extra_env or {})},
+                        self.root)
         if self.project_dir == REPO:
             _share_parse(self.root / "target")
         if check and proc.returncode != 0:

@@ -504,7 +504,7 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
         (["build", "--vars", "{flaky_window: abc}"],
          "--vars: flaky_window must be a whole number, not 'abc'"),
         (["build", "--vars", "{flaky_windw: 3}"], "--vars: unknown var 'flaky_windw' (the "
-         "project's vars: file_deletion_delay_hours, flaky_window, forget_run_ids, full_tests, "
+         "project's vars: file_deletion_delay_hours, flaky_window, full_tests, "
          "lake_target_file_size, lock_timeout_seconds, output_dir, "
          "rebuild_storage, rebuild_tables, replace_run_ids, snapshot_retention_days, "
          "verdict_alpha, verdict_min_effect)"),

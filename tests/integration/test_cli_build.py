@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -267,10 +268,11 @@ def test_a_run_recreated_with_the_same_size_and_time_is_read_again(
     assert (passed(up), passed(down)) == (True, False)
 
 
-def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+def _cli(project: DbtProject, *args: str, code: int = 0,
+         **env: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [str(CLI), *args], env=project.env(), capture_output=True, text=True, timeout=600,
-        stdin=subprocess.DEVNULL, cwd=project.root,
+        [str(CLI), *args], env={**project.env(), **env}, capture_output=True, text=True,
+        timeout=600, stdin=subprocess.DEVNULL, cwd=project.root,
     )
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
@@ -403,9 +405,15 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
     assert f"(pid {holder.pid}, started " in locked.stderr
     assert (project.output_dir / "runs" / first).is_dir()
 
-    done = _cli(project, "forget", first, scil, "--delete-files", "--yes")
+    done = _cli(project, "forget", first, scil, "--delete-files", "--yes",
+                DBT_LOG_LEVEL_FILE="debug")
     assert done.stdout.splitlines()[-1] == f"skillwalker-data: forgot 2 run(s): {first}, {scil}"
-    assert VIEWS_KEPT in done.stdout  # its var steers the build only
+    assert VIEWS_KEPT in done.stdout  # the runs steer the build only
+    # the runs are no dbt var (a new var makes dbt parse the whole project): the build's
+    # parse was checked against vars {}
+    log = (project.root / "logs" / "dbt.log").read_text(encoding="utf-8")
+    checked = re.findall(r"\bchecksum: \w+, vars: (\{.*?\}), profile", log)
+    assert checked[-1:] == ["{}"], checked
     assert not (project.output_dir / "runs" / first).exists()
     assert not list(project.output_dir.glob(f"*-summary/{scil}.json"))
     assert _runs(project) == before - {first, scil}

@@ -22,9 +22,7 @@ Expected values are worked out by hand from ``fixtures/`` (see
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -284,7 +282,6 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
     ``full_refresh`` (every run directory deleted, then --full-refresh).
     """
     project = make_project(tmp_path_factory, "history")
-    project.dbt_log = True  # parses() reads how dbt parsed each build
     steps: dict[str, Step] = {}
     results: dict[str, list[tuple[Any, ...]]] = {}
     rows: dict[str, dict[str, dict[str, int]]] = {}
@@ -616,31 +613,6 @@ class TestReEvaluation:
             assert after.changes[table] == set(), table
         assert after.per_test == before.per_test
         assert after.summaries == before.summaries
-
-
-def parses(project: DbtProject) -> list[tuple[str, str]]:
-    """(vars, how dbt parsed) of each dbt command in the project's log, in order."""
-    text = (project.root / "logs" / "dbt.log").read_text(encoding="utf-8")
-    found = []
-    for command in text.split("Running with dbt=")[1:]:
-        given = re.search(r"checksum: \w+, vars: (\{.*?\}), profile", command)
-        how = ("full" if "Unable to do partial parsing" in command
-               else "partial" if "Partial parsing enabled" in command else "other")
-        found.append((given.group(1) if given else "?", how))
-    return found
-
-
-def test_a_plain_build_after_builds_with_vars_parses_only_what_changed(
-        history: History) -> None:
-    """dbt parses the whole project for vars it has no parse of (replace_run_ids,
-    rebuild_storage); the plain builds after them get the plain build's parse back
-    (skillwalker_py.build.invocation), not a parse from scratch."""
-    seen = parses(history.project)
-    assert len(seen) == 11, seen
-    assert [how for given, how in seen if given != "{}"] == ["full"] * 4, seen
-    after_vars = [how for (before, _), (given, how) in itertools.pairwise(seen)
-                  if before != "{}" and given == "{}"]
-    assert after_vars == ["partial", "partial"], seen  # steps 9 and 11
 
 
 class TestLakeIsTheSystemOfRecord:

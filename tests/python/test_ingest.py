@@ -481,7 +481,7 @@ def test_project_fingerprint_counts_the_vars_that_shape_the_views(tmp_path: Path
     assert ingest.project_fingerprint(tmp_path, {"flaky_window": 3}) == \
         ingest.project_fingerprint(tmp_path, {"flaky_window": 3, "full_tests": True})
     steering = {"full_tests": True, "replace_run_ids": ["20260301T090000"],
-                "forget_run_ids": "20260301T090000", "rebuild_storage": True,
+                "rebuild_storage": True,
                 "snapshot_retention_days": 1, "lake_target_file_size": "1MB"}
     assert ingest.project_fingerprint(tmp_path, steering) == plain
     # a var the project does not declare counts too (default-deny)
