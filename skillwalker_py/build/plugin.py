@@ -27,6 +27,9 @@ registers scalar functions that take and return JSON text:
 - ``sw_check_replace_run_ids``: the ``replace_run_ids`` var, checked once per build;
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
+- ``sw_build_provenance``: what a build records of itself besides its fingerprint: the
+  project's version, the vars that shape its views, the machine and the user
+  (:func:`skillwalker_py.build.provenance.record`);
 - ``sw_maintenance_window``: ``{"action": "begin"}`` takes the embedded lake's
   maintenance lock (readers inside :func:`skillwalker_py.lake.reading` wait), waiting
   for the readers that hold it up to ``reader_wait_seconds``
@@ -51,7 +54,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest, lock, team_lock
+from skillwalker_py.build import ingest, lock, provenance, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -215,6 +218,9 @@ class Plugin(BasePlugin):
                     args["project_dir"], _given_vars(args.get("vars"))
                 )
             ),
+            "sw_build_provenance": _json_udf(
+                lambda args: provenance.record(args["project_dir"], _given_vars(args.get("vars")))
+            ),
             "sw_maintenance_window": _json_udf(self._maintenance_window),
         }
         for name, fn in functions.items():
@@ -224,7 +230,9 @@ class Plugin(BasePlugin):
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
         conn.execute(
             "create or replace table sw_build_state as select NULL::VARCHAR as build_id, "
-            "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check"
+            "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check, "
+            "NULL::VARCHAR as project_version, NULL::VARCHAR as view_vars, "
+            "NULL::VARCHAR as hostname, NULL::VARCHAR as os_user"
         )
         conn.execute(
             "create or replace table sw_test_scope as "
