@@ -147,7 +147,7 @@ def views_conflict(
         theirs = _side(version, shaping)
         by = f" by {user}" if user else ""
         on = f" on {host}" if host else ""
-        who = f" (last built so by build {str(build_id)[:8]}{by}{on}, {when})"
+        who = f" (last such build: {str(build_id)[:8]}{by}{on}, {when})"
     ours = _side(project_version(project_dir), vars_text(ingest.view_vars(project_dir, dbt_vars)))
     return (f"the team lake's views were built by {theirs}{who}; this build is {ours}: "
             "it would replace every view for every reader. Build with the lake's version "

@@ -548,8 +548,8 @@ def test_a_build_with_other_vars_or_another_version_is_refused(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stdout == ""  # nothing built: not even the first line
     theirs, ours = _vars_and_version_refusal(proc.stderr)
-    assert theirs.startswith(f"{recorded}, vars {{}} (the project's defaults) (last built so "
-                             f"by build {before[0]['build_id'][:8]} by "), theirs
+    assert theirs.startswith(f"{recorded}, vars {{}} (the project's defaults) (last such build: "
+                             f"{before[0]['build_id'][:8]} by "), theirs
     assert ours == f'{recorded}, vars {{"flaky_window": 7}}'
     # another version: the same vars, a model that differs by one comment
     other = _project_copy(tmp_path / "checkout")
@@ -692,7 +692,7 @@ def test_replace_views_takes_the_views_over_and_the_old_vars_are_refused(
     assert refused.returncode == 2, refused.stdout + refused.stderr
     theirs, ours = _vars_and_version_refusal(refused.stderr)
     assert theirs.startswith(f'{latest["project_version"]}, vars {{"flaky_window": 7}} (last '
-                             f"built so by build {latest['build_id'][:8]} by "), theirs
+                             f"such build: {latest['build_id'][:8]} by "), theirs
     assert ours == f"{latest['project_version']}, vars {{}} (the project's defaults)"
     assert lake.builds(restored.config)[0]["build_id"] == latest["build_id"]
 
