@@ -110,11 +110,11 @@ class InvalidRunIdError(SkillwalkerError, ValueError):
 
 
 class RunIdListError(InvalidRunIdError):
-    """A run-ID list (the var ``replace_run_ids``, ``SKILLWALKER_FORGET_RUN_IDS``) holds a value that is
-    not a run ID (:func:`skillwalker_py.runid.run_id_list`).
+    """A run-ID list (the var ``replace_run_ids``, ``SKILLWALKER_FORGET_RUN_IDS``) holds a
+    value that is not a run ID (:func:`skillwalker_py.runid.run_id_list`).
 
-    >>> str(RunIdListError("forget_run_ids", "nope", "expected YYYYMMDDTHHMMSS"))
-    "forget_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"
+    >>> str(RunIdListError("replace_run_ids", "nope", "expected YYYYMMDDTHHMMSS"))
+    "replace_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"
     """
 
     def __init__(self, var: str, value: object, reason: str) -> None:

@@ -563,6 +563,11 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     build that changed nothing readers see (it read no file, forgot no run, and
     built no view from another project or vars: e.g. ``build --force`` with nothing
     new): it reads as the build before it, and ``previous`` passes over it.
+    ``hostname`` and ``os_user`` name the machine and the operating-system user that ran
+    the build; ``project_version`` and ``view_vars`` the project's version and the vars
+    that shaped its views (JSON, ``{}``: the defaults; see
+    :mod:`skillwalker_py.build.provenance`). The four are None on builds made before the
+    lake recorded them.
     """
     config = LakeConfig.resolve(lake)
     try:
@@ -582,12 +587,15 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
         # every build read as one that changed what readers see
         loop_runs = "b.loop_runs_imported" if "loop_runs_imported" in columns else "NULL::BIGINT"
         changed = "coalesce(b.changed, true)" if "changed" in columns else "true"
+        # who built it, where, and with what (NULL on builds before these columns)
+        made = ", ".join(f"b.{c}" if c in columns else f"NULL::VARCHAR as {c}"
+                         for c in ("hostname", "os_user", "project_version", "view_vars"))
         cur = con.execute(
             f"""
             select b.build_id, b.command, b.started_at, b.finished_at, b.runs_imported,
                    {loop_runs} as loop_runs_imported,
                    b.files_read, b.lines_rejected, b.tests_passed, s.snapshot_id,
-                   {changed} as changed
+                   {changed} as changed, {made}
             from sw_head.main.sw_builds as b
             left join (
                 select snapshot_id, commit_extra_info ->> '$.build_id' as build_id

@@ -7,7 +7,9 @@
                        views_fingerprint: the project fingerprint the lake's views and
                        seeds were built from (NULL: unknown, build them again);
                        changed: whether the build changed what readers see (sw_on_run_end;
-                       NULL on rows of builds before the column: read as true)
+                       NULL on rows of builds before the column: read as true);
+                       project_version, view_vars, hostname, os_user: what built it, where
+                       and by whom (skillwalker_py.build.provenance)
   and, on a new lake, the target size of its Parquet files.
 -#}
 create table if not exists {{ sw_lake_table('sw_import_log') }} (
@@ -34,9 +36,13 @@ create table if not exists {{ sw_lake_table('sw_builds') }} (
     build_id VARCHAR, command VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
     runs_imported BIGINT, files_read BIGINT, lines_rejected BIGINT,
     full_tests BOOLEAN, tests_passed BOOLEAN, project_fingerprint VARCHAR,
-    views_fingerprint VARCHAR, loop_runs_imported BIGINT, changed BOOLEAN
+    views_fingerprint VARCHAR, loop_runs_imported BIGINT, changed BOOLEAN,
+    project_version VARCHAR, view_vars VARCHAR, hostname VARCHAR, os_user VARCHAR
 );
-alter table {{ sw_lake_table('sw_builds') }} add column if not exists views_fingerprint VARCHAR;
-alter table {{ sw_lake_table('sw_builds') }} add column if not exists loop_runs_imported BIGINT;
-alter table {{ sw_lake_table('sw_builds') }} add column if not exists changed BOOLEAN
+{#- columns added later: NULL on the rows of the builds before them -#}
+{%- for column, type in [('views_fingerprint', 'VARCHAR'), ('loop_runs_imported', 'BIGINT'),
+                         ('changed', 'BOOLEAN'), ('project_version', 'VARCHAR'),
+                         ('view_vars', 'VARCHAR'), ('hostname', 'VARCHAR'), ('os_user', 'VARCHAR')] %}
+alter table {{ sw_lake_table('sw_builds') }} add column if not exists {{ column }} {{ type }}{{ ';' if not loop.last }}
+{%- endfor %}
 {%- endmacro %}

@@ -72,6 +72,7 @@
                (select count(*) from {{ sw_lake_table('sw_rejected_lines') }} where build_id = s.build_id) as lines_rejected,
                s.full_check as full_tests, {{ 'true' if tests_passed else 'false' }} as tests_passed,
                s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint,
+               s.project_version, s.view_vars, s.hostname, s.os_user,
                (exists (select 1 from {{ log }} where build_id = s.build_id)
                 or {{ storage_changed }} or {{ views_changed }}) as changed
         from memory.main.sw_build_state as s;

@@ -2,7 +2,10 @@
 {#-
   The data tests' scope for this dbt process, in its in-memory database:
 
-    memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint
+    memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint,
+                                and what sw_builds records of the build besides
+                                (skillwalker_py.build.provenance.record): project_version,
+                                view_vars, hostname, os_user
     memory.main.sw_full_check() a DuckDB macro whose body is this build's full_check, a
                                 constant: the `where` of a cross-run view's data tests, which
                                 DuckDB folds when it plans the test, so a build that need not
@@ -26,6 +29,8 @@
 -#}
 {%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir(),
                                                          'vars': invocation_args_dict.get('vars', {})}) -%}
+{%- set provenance = sw_call('sw_build_provenance', {'project_dir': sw_project_dir(),
+                                                     'vars': invocation_args_dict.get('vars', {})}) -%}
 {%- set forced = var('full_tests', false) or var('rebuild_storage', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
 {%- set builds = sw_lake_table('sw_builds') -%}
 {%- set log = sw_lake_table('sw_import_log') -%}
@@ -38,7 +43,10 @@
 {%- set full_check_sql = 'true' if full_check else 'false' %}
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
-       {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check;
+       {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check,
+       {%- for column in ['project_version', 'view_vars', 'hostname', 'os_user'] %}
+       {{ sw_sql_string(provenance[column]) if provenance[column] is not none else 'NULL' }}::VARCHAR as {{ column }}{{ ',' if not loop.last else ';' }}
+       {%- endfor %}
 
 create or replace macro memory.main.sw_full_check() as {{ full_check_sql }};
 

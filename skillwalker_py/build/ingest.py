@@ -59,12 +59,14 @@ __all__ = [
     "content_hash",
     "declared_vars",
     "plan_sql",
+    "project_files_digest",
     "project_fingerprint",
     "project_yaml",
     "remove_abandoned_scratch",
     "sanitize",
     "scan_lines",
     "stat_files",
+    "view_vars",
 ]
 
 LEGACY_UNIT = "legacy"
@@ -712,6 +714,18 @@ def project_fingerprint(
     built from (:func:`skillwalker_py.build.state.lake_state`).
     """
     root = Path(project_dir)
+    digest = hashlib.sha256(project_files_digest(root).encode())
+    digest.update(json.dumps(view_vars(root, dbt_vars), sort_keys=True, default=str).encode())
+    digest.update(b"\0")
+    digest.update(_versions().encode())
+    return digest.hexdigest()
+
+
+def project_files_digest(project_dir: str | os.PathLike[str]) -> str:
+    """sha256 over the dbt project's own files (models, macros, seeds, tests,
+    dbt_project.yml): their paths and contents. Part of :func:`project_fingerprint`; the
+    lake shows its start as the project's version (``skillwalker_py.build.provenance``)."""
+    root = Path(project_dir)
     digest = hashlib.sha256()
     files = [root / "dbt_project.yml"]
     for folder in ("models", "macros", "seeds", "tests"):
@@ -725,15 +739,25 @@ def project_fingerprint(
         with contextlib.suppress(FileNotFoundError):
             digest.update(path.read_bytes())
         digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def view_vars(
+    project_dir: str | os.PathLike[str], dbt_vars: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The vars of ``dbt_vars`` that shape the views: all but :data:`BUILD_VARS`, and not
+    one given its default value (dbt_project.yml's ``vars:``).
+
+    >>> import pathlib
+    >>> view_vars(pathlib.Path(__file__).parents[2], {"flaky_window": 7, "full_tests": True})
+    {'flaky_window': 7}
+    """
+    root = Path(project_dir)
     defaults = declared_vars(root) if (root / "dbt_project.yml").is_file() else {}
-    shaping = {
+    return {
         name: value for name, value in (dbt_vars or {}).items()
         if name not in BUILD_VARS and defaults.get(name, _ABSENT) != value
     }  # fmt: skip
-    digest.update(json.dumps(shaping, sort_keys=True, default=str).encode())
-    digest.update(b"\0")
-    digest.update(_versions().encode())
-    return digest.hexdigest()
 
 
 def project_yaml(path: str | os.PathLike[str]) -> Any:

@@ -32,6 +32,9 @@ JSON text:
   (:func:`skillwalker_py.build.state.forget_run_ids`);
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
+- ``sw_build_provenance``: what a build records of itself besides its fingerprint: the
+  project's version, the vars that shape its views, the machine and the user
+  (:func:`skillwalker_py.build.provenance.record`);
 - ``sw_check_build_lock``: on a team's lake, that the build still holds its build lock
   (:func:`skillwalker_py.build.team_lock.check_held`; raises when it does not), before
   the finishing step (``on-run-end``).
@@ -49,7 +52,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake, runid
-from skillwalker_py.build import ingest, lock, state, team_lock
+from skillwalker_py.build import ingest, lock, provenance, state, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -198,6 +201,9 @@ class Plugin(BasePlugin):
                 )
             ),
             "sw_check_build_lock": _json_udf(self._check_build_lock),
+            "sw_build_provenance": _json_udf(
+                lambda args: provenance.record(args["project_dir"], _given_vars(args.get("vars")))
+            ),
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
@@ -207,7 +213,9 @@ class Plugin(BasePlugin):
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
         conn.execute(
             "create or replace table sw_build_state as select NULL::VARCHAR as build_id, "
-            "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check"
+            "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check, "
+            "NULL::VARCHAR as project_version, NULL::VARCHAR as view_vars, "
+            "NULL::VARCHAR as hostname, NULL::VARCHAR as os_user"
         )
         conn.execute(
             "create or replace table sw_test_scope as "

@@ -23,10 +23,10 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.build import ingest, invocation, lock
+from skillwalker_py.build import ingest, invocation, lock, provenance
 from skillwalker_py.build import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
-from skillwalker_py.cli.progress import PREFIX, Progress
+from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
 from skillwalker_py.errors import InvalidRunIdError, RunIdListError
 from skillwalker_py.runid import run_id_list, validate_run_id
 
@@ -157,7 +157,7 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
         argv += ["--vars", vars_text]
     started = time.monotonic()
     os.chdir(proj)  # as `dbt build` run from the project (its target/ and logs/)
-    progress.start(where.output, where.lake)
+    progress.start(where.output)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         result = dbtRunner(callbacks=[progress.on_event]).invoke(
@@ -202,6 +202,18 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
               f"{exc}{nothing_changed}", file=sys.stderr)
         return False
     return True
+
+
+def check_views_owner(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> None:
+    """Under the build lock: a UsageError (one line naming both sides) when this command
+    would replace the views of a team lake built by another version of the project or with
+    other view-shaping vars, unless ``--replace-views``
+    (:func:`skillwalker_py.build.provenance.views_conflict`)."""
+    if getattr(args, "replace_views", False):
+        return
+    conflict = provenance.views_conflict(lake_config(args, as_of=False), project_dir(), dbt_vars)
+    if conflict is not None:
+        raise UsageError(f"{args.command} refused: {conflict}")
 
 
 # ----------------------------------------------------------------------------- commands
@@ -271,6 +283,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     config = lake_config(args, as_of=False)
     if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for
         return 1  # another one sees what that one imported
+    check_views_owner(args, dbt_vars)
     # a var that only says how long to wait never makes a build run dbt
     steering = set(dbt_vars) - {"lock_timeout_seconds"}
     may_skip = not (args.force or args.select or more or steering)
@@ -379,6 +392,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         dbt_vars["rebuild_tables"] = dropped
     if not hold_build_lock(args, dbt_vars, started, nothing_changed="; nothing changed"):
         return 1
+    check_views_owner(args, dbt_vars)
     seeds = set(dropped) - set(storage) - set(REBUILT_EMPTY)  # loaded again with the views
     return _run_storage_build(args, dbt_vars, keep_views=not seeds)
 
@@ -387,7 +401,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     where = paths(args)
     config = lake_config(args, as_of=False)
     if queries.connect(config) is None:
-        raise UsageError(f"no built data in {where.lake}: nothing to forget")
+        raise UsageError(f"no built data in {lake_name(config)}: nothing to forget")
     runs = sorted({resolve_run(config, r) if r in ("latest", "previous") else r
                    for r in args.run_ids})  # fmt: skip
     for run in runs:
@@ -398,7 +412,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     in_lake = build_state.runs_in_lake(config)
     unknown = [r for r in runs if r not in in_lake]
     if unknown:
-        raise UsageError(f"not in the lake {where.lake}: {', '.join(unknown)}")
+        raise UsageError(f"not in the lake {lake_name(config)}: {', '.join(unknown)}")
     still = build_state.run_files(where.output, runs)
     shared = [p for p in still if p.suffix == ".jsonl"]
     if shared:
@@ -412,7 +426,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
             f"{len(still)} file(s) of these runs are still in {where.output} (e.g. {first}): "
             "the next build would import them again; remove them, or pass --delete-files"
         )
-    print(f"skillwalker-data: forgetting {len(runs)} run(s) from {where.lake}: {', '.join(runs)}")
+    print(f"skillwalker-data: forgetting {len(runs)} run(s) from {lake_name(config)}: "
+          f"{', '.join(runs)}")
     if still:
         print(f"skillwalker-data: and deleting their {len(still)} file(s) in {where.output}")
     started = time.monotonic()
@@ -426,6 +441,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not hold_build_lock(args, dbt_vars, started,
                            nothing_changed="; nothing changed (no file deleted)"):
         return 1
+    check_views_owner(args, dbt_vars)  # before a file is deleted
     links = {p: os.readlink(p) for p in still if p.is_symlink()}
     build_state.delete_run_files(where.output, runs)
     for link, target in links.items():
@@ -466,6 +482,12 @@ def register(
     builder.add_argument(
         "--verbose", "-v", action="store_true",
         help="show dbt's own output instead of the progress lines",
+    )  # fmt: skip
+    builder.add_argument(
+        "--replace-views", action="store_true",
+        help="on a team lake whose views another version of the project or other vars "
+        "built: replace them for every reader (without it the command refuses; "
+        "docs/team-lake.md)",
     )  # fmt: skip
 
     p = sub.add_parser("sample", parents=[common], help="write the deterministic sample output")

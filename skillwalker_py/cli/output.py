@@ -193,6 +193,8 @@ HEADERS = {
     "judged_on": "judged_on",
     "pass_hat_k": "pass^k",
     "pass_at_k": "pass@k",
+    "hostname": "host",
+    "os_user": "user",
 }
 """Short table headers (JSON and CSV keep the view's column names)."""
 

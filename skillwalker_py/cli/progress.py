@@ -30,10 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from skillwalker_py.build.team_lock import describe
 from skillwalker_py.errors import failure_cause, redact
 from skillwalker_py.lake import LakeConfig
 
-__all__ = ["PROGRESS_EVENT", "Progress", "summary"]
+__all__ = ["PROGRESS_EVENT", "Progress", "lake_name", "summary"]
 
 PREFIX = "skillwalker-data:"
 
@@ -45,6 +46,20 @@ begins (dbt announces its on-run-end hook only once the hook's macro has run),
 ``{"build": {"runs": ..., "loop_runs": ..., "files": ..., "rejected": ...}}`` once the
 build finished: test runs and SCIL/ACIL loop runs imported, distinct files read, lines
 rejected."""
+
+
+def lake_name(config: LakeConfig) -> str:
+    """The lake as the build's lines name it: an embedded lake's folder; a team lake's
+    catalog (no password) and data path, for it has no folder of its own.
+
+    >>> lake_name(LakeConfig("sqlite:/srv/lake/catalog.sqlite", "/srv/lake/data/"))
+    '/srv/lake'
+    >>> lake_name(LakeConfig("postgres:dbname=l host=db user=b password=pw", "/mnt/d/"))
+    'the team lake dbname=l host=db user=b (data /mnt/d/)'
+    """
+    if config.sqlite_file is not None:
+        return str(config.sqlite_file.parent)
+    return f"{describe(config.catalog)} (data {config.data_path})"
 
 
 def _plural(n: int, word: str) -> str:
@@ -103,8 +118,8 @@ class Progress:
         else:
             print(text, flush=True)
 
-    def start(self, output: Path, lake: Path) -> None:
-        self._line(f"{PREFIX} building {output} into {lake}")
+    def start(self, output: Path) -> None:
+        self._line(f"{PREFIX} building {output} into {lake_name(self.lake)}")
         if self.idle_tables:
             self._line(f"{PREFIX} nothing new for {', '.join(self.idle_tables)}: left out")
 

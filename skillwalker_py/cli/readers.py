@@ -397,7 +397,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 BUILD_COLUMNS = [
     "build_id", "finished_at", "runs_imported", "loop_runs_imported", "files_read",
-    "lines_rejected", "tests_passed", "changed", "snapshot_id",
+    "lines_rejected", "tests_passed", "changed", "snapshot_id", "hostname", "os_user",
 ]  # fmt: skip
 
 

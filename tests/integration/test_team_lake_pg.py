@@ -19,6 +19,8 @@ each team member's sample starts at another date, so run IDs never collide.
 from __future__ import annotations
 
 import os
+import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -43,6 +45,7 @@ MODEL_COMMITTED = "OK created sql incremental model main.test_config"
 WAITING = "waiting for another build of the team lake"
 SECRET = "Hunter2-team-lake"
 CLI = Path(sys.executable).with_name("skillwalker-data")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _pg_bin() -> Path | None:
@@ -504,6 +507,193 @@ def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
     finally:
         con.close()
     assert runs == set().union(*(m.runs for m in team.members))
+
+
+def _vars_and_version_refusal(stderr: str) -> tuple[str, str]:
+    """The lake's side and this build's side of a refused build's one line."""
+    assert stderr.count("\n") == 1, stderr
+    head = "skillwalker-data: error: build refused: the team lake's views were built by "
+    assert stderr.startswith(head), stderr
+    theirs, ours = stderr[len(head):].split("; this build is ", 1)
+    assert ours.endswith(": it would replace every view for every reader. Build with the "
+                         "lake's version and vars, or pass --replace-views to replace them "
+                         "on purpose (docs/team-lake.md: what a team keeps equal)\n"), ours
+    return theirs, ours.split(": it would replace", 1)[0]
+
+
+def _project_copy(dest: Path) -> Path:
+    """The dbt project's files (what its version is made of), copied."""
+    dest.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy2(REPO / name, dest / name)
+    for folder in ("models", "macros", "seeds", "tests/generic"):
+        shutil.copytree(REPO / folder, dest / folder)
+    return dest
+
+
+def test_a_build_with_other_vars_or_another_version_is_refused(
+    team: Team, tmp_path: Path
+) -> None:
+    """A teammate's build with `flaky_window: 7`, or of a checkout whose model differs by a
+    comment, replaced all the views for every reader (and the next plain build replaced
+    them back). It is refused before dbt starts, with one line naming both sides; the lake
+    is left as it was."""
+    cy = team.members[2]
+    before = lake.builds(team.config)
+    recorded = before[0]["project_version"]
+    assert recorded.startswith("skillwalker-data ") and " (project files " in recorded
+    assert before[0]["view_vars"] == "{}"
+    proc = _cli(cy.project.env(), "build", "--vars", "{flaky_window: 7}", cwd=cy.project.root)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""  # nothing built: not even the first line
+    theirs, ours = _vars_and_version_refusal(proc.stderr)
+    assert theirs.startswith(f"{recorded}, vars {{}} (the project's defaults) (last such build: "
+                             f"{before[0]['build_id'][:8]} by "), theirs
+    assert ours == f'{recorded}, vars {{"flaky_window": 7}}'
+    # another version: the same vars, a model that differs by one comment
+    other = _project_copy(tmp_path / "checkout")
+    model = other / "models" / "marts" / "per_test.sql"
+    model.write_text(model.read_text(encoding="utf-8") + "\n-- another version\n",
+                     encoding="utf-8")
+    env = {**cy.project.env(), "SKILLWALKER_PROJECT_DIR": str(other)}
+    proc = _cli(env, "build", cwd=cy.project.root)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    theirs, ours = _vars_and_version_refusal(proc.stderr)
+    assert theirs.startswith(f"{recorded}, vars {{}} (the project's defaults)"), theirs
+    files = recorded.split(" (project files ", 1)[1][:12]
+    assert ours.startswith("skillwalker-data ") and ours.endswith(
+        ", vars {} (the project's defaults)"), ours
+    assert " (project files " in ours and files not in ours
+    assert ours.split(" (project files ")[0] == recorded.split(" (project files ")[0]
+    assert lake.builds(team.config) == before
+
+
+def test_builds_name_the_machine_and_the_user_of_each_build(team: Team) -> None:
+    """`builds` did not say which machine or user ran a build."""
+    machine, user = os.uname().nodename, pwd.getpwuid(os.getuid()).pw_name
+    bob = team.members[1]
+    listed = lake.builds(team.config)
+    assert len(listed) >= 3  # Bob's, then Ada's and Cy's (the killed build never finished)
+    assert {(b["hostname"], b["os_user"]) for b in listed} == {(machine, user)}
+    proc = _cli(bob.project.env(), "builds", cwd=bob.project.root)
+    assert proc.returncode == 0, proc.stderr
+    header, _rule, *rows = proc.stdout.splitlines()
+    assert header.split()[-2:] == ["host", "user"]
+    assert len(rows) == len(listed)
+    assert all(row.split()[-2:] == [machine, user] for row in rows), proc.stdout
+
+
+DOCS = REPO / "docs" / "team-lake.md"
+BACKUP_SECTION = "## Backing up and restoring a team's lake\n"
+
+
+def _doc_blocks() -> list[str]:
+    """The ``sh`` blocks of docs/team-lake.md's backup section, in order: the settings,
+    the backup, the restore, the check."""
+    section = DOCS.read_text(encoding="utf-8").split(BACKUP_SECTION, 1)[1].split("\n## ")[0]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+
+
+@dataclass
+class Restored:
+    config: lake.LakeConfig
+    backup: Path
+    steps: list[subprocess.CompletedProcess[str]]
+    env: dict[str, str]
+    """The restored lake's variables, as the check block sets them."""
+
+
+@pytest.fixture(scope="module")
+def restored(team: Team, tmp_path_factory: pytest.TempPathFactory) -> Restored:
+    """The team lake backed up and restored into a new database and data folder by the
+    documented blocks, run as written with this test's values of their settings."""
+    pg = team.postgres
+    pg.psql("do $$ begin create role skillwalker_builder login; exception when "
+            "duplicate_object then null; end $$")
+    root = tmp_path_factory.mktemp("backup")
+    catalog = f"dbname=restored_lake host=127.0.0.1 port={pg.port} user=skillwalker_builder"
+    settings = {
+        "SKILLWALKER_LAKE_CATALOG": team.config.catalog,
+        "SKILLWALKER_LAKE_DATA_PATH": team.config.data_path,
+        "BACKUP": str(root / "backup"), "NEW_DB": "restored_lake", "NEW_CATALOG": catalog,
+        "NEW_DATA": f"{root}/restored-data/",
+    }  # fmt: skip
+    first, *blocks = _doc_blocks()
+    assert sorted(re.findall(r"^(?:export )?([A-Z_]+)=", first, flags=re.M)) == sorted(settings)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLWALKER_")}
+    env.update(settings, PGHOST="127.0.0.1", PGPORT=str(pg.port), PGUSER="postgres",
+               PATH=f"{CLI.parent}:{pg.bin}:{os.environ['PATH']}", DO_NOT_TRACK="1")
+    steps = []
+    for block in blocks:
+        steps.append(subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block], env=env,
+                                    cwd=root, capture_output=True, text=True, timeout=300))
+        if steps[-1].returncode != 0:
+            break
+    config = lake.LakeConfig(f"postgres:{catalog}", settings["NEW_DATA"])
+    env.update(SKILLWALKER_LAKE_CATALOG=config.catalog, SKILLWALKER_LAKE_DATA_PATH=config.data_path)
+    return Restored(config, Path(settings["BACKUP"]), steps, env)
+
+
+def test_a_backup_restores_as_documented(team: Team, restored: Restored) -> None:
+    """docs/team-lake.md's backup (catalog dumped under the build lock, then the data folder
+    copied), restore (a new database and folder) and check, run as written: the restored
+    lake has every build and every run of the team lake, and `check` finds every file."""
+    assert [s.returncode for s in restored.steps] == [0, 0, 0], \
+        [(s.stdout, s.stderr) for s in restored.steps]  # fmt: skip
+    assert len(_doc_blocks()) == 4  # the settings, then the three steps
+    assert (restored.backup / "complete").is_file()
+    check = restored.steps[2].stdout.splitlines()
+    assert check[0].startswith("skillwalker-data: the ") and check[0].endswith(" are whole")
+    assert check[-1] == "the restored lake reads as the backed-up one"
+    assert [b["build_id"] for b in lake.builds(restored.config)] == \
+        [b["build_id"] for b in lake.builds(team.config)]  # fmt: skip
+    everyone = set().union(*(m.runs for m in team.members))
+    assert _runs(lake.connect(restored.config)) == everyone
+    assert _runs(lake.connect(restored.config), "test_config") == everyone
+
+
+def test_check_finds_the_files_a_restore_lacks(restored: Restored, tmp_path: Path) -> None:
+    """The check the docs give fails when the copied folder lacks files the dump names (what
+    copying before dumping can give): a table's folder moved away, then back."""
+    assert [s.returncode for s in restored.steps] == [0, 0, 0]
+    table = Path(restored.config.data_path) / "main" / "test_run"
+    assert any(table.rglob("*.parquet")), sorted(Path(restored.config.data_path).rglob("*"))
+    table.rename(tmp_path / "test_run")
+    try:
+        gone = _cli(restored.env, "check", cwd=tmp_path)
+    finally:
+        (tmp_path / "test_run").rename(table)
+    assert gone.returncode == 1, gone.stdout + gone.stderr
+    assert "are damaged, in test_run;" in gone.stderr
+
+
+def test_replace_views_takes_the_views_over_and_the_old_vars_are_refused(
+    team: Team, restored: Restored
+) -> None:
+    """On the restored lake, Cy takes the views over on purpose (`--replace-views` with
+    `flaky_window: 7`): the build names the team lake by its catalog and data path (not a
+    local lake folder), and records the vars readably; then a plain build, which would put
+    the defaults back, is refused naming `flaky_window: 7` as the lake's side."""
+    assert [s.returncode for s in restored.steps] == [0, 0, 0]
+    cy = team.members[2]
+    env = {**cy.project.env(), "SKILLWALKER_LAKE_CATALOG": restored.config.catalog,
+           "SKILLWALKER_LAKE_DATA_PATH": restored.config.data_path}  # fmt: skip
+    took = _cli(env, "build", "--vars", "{flaky_window: 7}", "--replace-views",
+                cwd=cy.project.root)
+    assert took.returncode == 0, took.stdout + took.stderr
+    assert took.stdout.splitlines()[0] == (
+        f"skillwalker-data: building {cy.project.output_dir} into the team lake "
+        f"{restored.config.catalog.removeprefix('postgres:')} (data {restored.config.data_path})")
+    assert "views: 26 built" in took.stdout
+    latest = lake.builds(restored.config)[0]
+    assert latest["view_vars"] == '{"flaky_window": 7}' and latest["changed"]
+    refused = _cli(env, "build", cwd=cy.project.root)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    theirs, ours = _vars_and_version_refusal(refused.stderr)
+    assert theirs.startswith(f'{latest["project_version"]}, vars {{"flaky_window": 7}} (last '
+                             f"such build: {latest['build_id'][:8]} by "), theirs
+    assert ours == f"{latest['project_version']}, vars {{}} (the project's defaults)"
+    assert lake.builds(restored.config)[0]["build_id"] == latest["build_id"]
 
 
 @dataclass

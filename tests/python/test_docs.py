@@ -12,6 +12,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
     "skillwalker_py.analytics",
+    "skillwalker_py.build.provenance",
     "skillwalker_py.build.state",
     "skillwalker_py.cli.common",
     "skillwalker_py.cli.progress",
