@@ -1,5 +1,5 @@
 """CPU seconds of reading one JSONL file line by line: the import's line-by-line reader
-(``skillwalker_py.build.ingest.sanitize``) and the package's reader
+(``skillwalker_py.pipeline.ingest.sanitize``) and the package's reader
 (``skillwalker_py.jsonl.read_jsonl``), both on the same file.
 
 The file: ``--lines`` test-results lines of about 400 bytes (a run folder's
@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.jsonl import read_jsonl
 
 RUN = "20260316T153306"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the content fingerprint costs the plan, and the scan (issue "Nothing lost", item 3).
 
-The plan (``skillwalker_py.build.ingest.plan_sql``) compares each input file's
+The plan (``skillwalker_py.pipeline.ingest.plan_sql``) compares each input file's
 size and modification time with the lake's import log, and since the fingerprint
 also its inode and change time: a file logged with its size and time whose inode
 or change time moved (``cp -p``, ``rsync -t``, but also ``chmod`` or a hard link)
@@ -45,7 +45,7 @@ from unittest import mock
 
 import duckdb
 
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 
 LOG_DDL = """
 create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT,

@@ -55,7 +55,7 @@ PYTHON = sys.executable
 
 COLLECTOR_ON = (
     "import contextlib, sys\n"
-    "from skillwalker_py.build import invocation\n"
+    "from skillwalker_py.pipeline import invocation\n"
     "invocation.cycle_collection_paused = lambda freeze=False: contextlib.nullcontext()\n"
     "from skillwalker_py.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"

@@ -566,7 +566,7 @@ def builds(lake: str | os.PathLike[str] | LakeConfig | None = None) -> list[dict
     ``hostname`` and ``os_user`` name the machine and the operating-system user that ran
     the build; ``project_version`` and ``view_vars`` the project's version and the vars
     that shaped its views (JSON, ``{}``: the defaults; see
-    :mod:`skillwalker_py.build.provenance`). The four are None on builds made before the
+    :mod:`skillwalker_py.pipeline.provenance`). The four are None on builds made before the
     lake recorded them.
     """
     config = LakeConfig.resolve(lake)

@@ -20,7 +20,7 @@
     is cleared instead, so the next build replaces every view. Builds that only
     wrote rows (a build that left the views out, killed) leave the views as the
     finished build left them, and the next build may leave them out too
-    (skillwalker_py.build.state.lake_state reads the same rule, from the same SQL).
+    (skillwalker_py.pipeline.state.lake_state reads the same rule, from the same SQL).
     One commit, seen by readers with this build's last commit. Nothing to do,
     and one catalog query, when the last snapshot is the last finished build's.
 
@@ -40,7 +40,7 @@
   -#}
   {%- set alias = target.database -%}
   {#- the last finished build, the newest snapshot, whether the schema changed since: the
-      DuckDB macro the dbt plugin makes from skillwalker_py.build.state.unfinished_builds_sql
+      DuckDB macro the dbt plugin makes from skillwalker_py.pipeline.state.unfinished_builds_sql
       (the rule's one home; skillwalker-data build reads the lake with it too) -#}
   {%- set state = run_query(
       "select finished, latest, schema_changed from memory.main.sw_unfinished_builds("

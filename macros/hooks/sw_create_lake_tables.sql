@@ -9,7 +9,7 @@
                        changed: whether the build changed what readers see (sw_on_run_end;
                        NULL on rows of builds before the column: read as true);
                        project_version, view_vars, hostname, os_user: what built it, where
-                       and by whom (skillwalker_py.build.provenance)
+                       and by whom (skillwalker_py.pipeline.provenance)
   and, on a new lake, the target size of its Parquet files.
 -#}
 create table if not exists {{ sw_lake_table('sw_import_log') }} (

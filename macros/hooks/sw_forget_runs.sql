@@ -1,7 +1,7 @@
 {% macro sw_forget_runs() -%}
   {#-
     The runs of the environment variable SKILLWALKER_FORGET_RUN_IDS
-    (comma-separated; skillwalker_py.build.state.forget_run_ids): remove them
+    (comma-separated; skillwalker_py.pipeline.state.forget_run_ids): remove them
     from the lake, in one commit at the start of the build: their rows in every
     lake table with a test_run_id column (the storage tables, sw_rejected_lines),
     the import log's records of their own files, and the runs from the records

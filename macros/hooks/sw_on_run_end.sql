@@ -18,7 +18,7 @@
     {%- set tests_passed = flags.WHICH == 'build' and not failed_tests and ran_tests | length == all_tests | length -%}
     {#- the definitions (views and seeds): all built now, none (kept from the last
         finished build: skillwalker-data build leaves them out when they are current,
-        skillwalker_py.build.state.lake_state), or some (unknown: NULL) -#}
+        skillwalker_py.pipeline.state.lake_state), or some (unknown: NULL) -#}
     {%- set definitions = [] -%}
     {%- for node in graph.nodes.values() if node.resource_type == 'seed' or (node.resource_type == 'model' and node.config.materialized == 'view') -%}
       {%- do definitions.append(node.unique_id) -%}

@@ -5,7 +5,7 @@
     undo what builds that never finished committed (sw_close_unfinished_builds),
     create the lake's bookkeeping tables, give the tables that have none DuckLake
     statistics (sw_table_stats), remove the runs of SKILLWALKER_FORGET_RUN_IDS (the build lock was taken before dbt
-    connected: skillwalker_py.build.plugin). For build, run, seed and test: decide the data tests' scope
+    connected: skillwalker_py.pipeline.plugin). For build, run, seed and test: decide the data tests' scope
     (sw_test_scope, the `where` of the data tests in dbt_project.yml).
   -#}
   {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}

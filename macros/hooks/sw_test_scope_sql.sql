@@ -4,7 +4,7 @@
 
     memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint,
                                 and what sw_builds records of the build besides
-                                (skillwalker_py.build.provenance.record): project_version,
+                                (skillwalker_py.pipeline.provenance.record): project_version,
                                 view_vars, hostname, os_user
     memory.main.sw_full_check() a DuckDB macro whose body is this build's full_check, a
                                 constant: the `where` of a cross-run view's data tests, which

@@ -1,7 +1,7 @@
 {% macro sw_run_id_problem(expr) -%}
   {#- The reason the SQL expression is not a run ID (validate_run_id's words), NULL when it
       is one: the DuckDB macro memory.main.sw_run_id_problem that the dbt plugin
-      (skillwalker_py.build.plugin) makes from skillwalker_py.runid.run_id_problem_sql,
+      (skillwalker_py.pipeline.plugin) makes from skillwalker_py.runid.run_id_problem_sql,
       the rule's one home, so Python and SQL check run IDs with the same code. -#}
   {{- return("memory.main.sw_run_id_problem(" ~ expr ~ ")") -}}
 {%- endmacro %}

@@ -7,7 +7,7 @@
   files          list of {path, key, run_from_path}: some of the plan's files to read
   mode           'fast': read_json over the files themselves, no line numbers;
                  'slow': read the clean JSONL that sw_sanitize wrote (line numbers)
-  plan           the relation sw_stage staged the plan in (skillwalker_py.build.ingest.plan_sql):
+  plan           the relation sw_stage staged the plan in (skillwalker_py.pipeline.ingest.plan_sql):
                  each file's run (key, run_from_path), and the runs that have a run
                  folder (kind 'dir'): their lines in the seed's single file are skipped
   max_line_bytes the longest line read (skillwalker_py.jsonline.MAX_LINE_BYTES, from

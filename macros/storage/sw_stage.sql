@@ -8,14 +8,14 @@
     memory.main._sw_rejects_<table>  their rejected lines (file, line, reason)
     memory.main._sw_files_<table>    the files read (sw_record_import logs them)
 
-  1. plan: skillwalker_py.build.ingest.plan_sql lists the files whose (path, size,
+  1. plan: skillwalker_py.pipeline.ingest.plan_sql lists the files whose (path, size,
      modification time) is not yet in the lake's import log, or that were re-created
      with another content (every file when the table does not exist yet or on a
      rebuild, var rebuild_storage); the plan is staged as memory.main._sw_plan_<table>
      (its runs with a run folder, kind 'dir', stay there: the read of the seed's single
      file joins them); a directory, dangling link or loop in a file's place becomes a
      rejected line;
-  2. count: skillwalker_py.build.ingest.scan_lines counts each file's physical and
+  2. count: skillwalker_py.pipeline.ingest.scan_lines counts each file's physical and
      blank lines and hashes its content in one sequential read (the import log's
      lines_read, lines_blank and content_hash: the reconciliation); a file with a line
      longer than the reader takes (32 MiB) or a byte order mark goes straight to

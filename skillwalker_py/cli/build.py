@@ -5,7 +5,7 @@ A build runs dbt in this process through its programmatic API
 shows the progress (:class:`Progress`), and dbt's own output appears only
 with ``--verbose``. The commands take the lake's build lock first, before they
 look at what is new (:func:`hold_build_lock`), and hold it until this process exits;
-dbt's plugin finds it held (``skillwalker_py.build.plugin``).
+dbt's plugin finds it held (``skillwalker_py.pipeline.plugin``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.build import ingest, invocation, lock, provenance
-from skillwalker_py.build import state as build_state
+from skillwalker_py.pipeline import ingest, invocation, lock, provenance
+from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
 from skillwalker_py.errors import InvalidRunIdError, RunIdListError
@@ -100,7 +100,7 @@ build"). ``dbt build`` run directly still runs them, and the test suite does
 def leave_out(*, views: bool, tables: Iterable[str] = ()) -> list[str]:
     """dbt arguments of a build that leaves out the project's unit tests (:data:`UNIT_TESTS`),
     the views and seeds (``views``: they are current) and the storage ``tables`` (models) that
-    have no file to read, as :func:`skillwalker_py.build.state.lake_state` tells; every data
+    have no file to read, as :func:`skillwalker_py.pipeline.state.lake_state` tells; every data
     test still runs (``empty``: leaving out a model does not leave out its data tests)."""
     excluded = ["config.materialized:view", "resource_type:seed"] if views else []
     excluded += sorted(tables)
@@ -119,7 +119,7 @@ def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[s
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     Python's cycle collector is paused from dbt's import to the summary, and what the
     build allocated is frozen for the rest of the command
-    (:func:`~skillwalker_py.build.invocation.cycle_collection_paused`).
+    (:func:`~skillwalker_py.pipeline.invocation.cycle_collection_paused`).
     """
     with invocation.cycle_collection_paused(freeze=True):
         return _run_dbt(args, dbt_vars, extra, keep_views=keep_views,
@@ -189,7 +189,7 @@ def _interrupted(signum: int, frame: object) -> None:
 def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], started: float,
                     *, nothing_changed: str = "") -> bool:
     """Hold the lake's build lock until this process exits, waiting for another build as
-    long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.build.lock.hold`: it says
+    long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.pipeline.lock.hold`: it says
     whom it waits for, and how long): True; else print the command's one-line failure
     (and ``nothing_changed``): False."""
     lake.threads()  # a bad SKILLWALKER_THREADS: one line before the lock creates the lake folder
@@ -208,7 +208,7 @@ def check_views_owner(args: argparse.Namespace, dbt_vars: Mapping[str, Any]) -> 
     """Under the build lock: a UsageError (one line naming both sides) when this command
     would replace the views of a team lake built by another version of the project or with
     other view-shaping vars, unless ``--replace-views``
-    (:func:`skillwalker_py.build.provenance.views_conflict`)."""
+    (:func:`skillwalker_py.pipeline.provenance.views_conflict`)."""
     if getattr(args, "replace_views", False):
         return
     conflict = provenance.views_conflict(lake_config(args, as_of=False), project_dir(), dbt_vars)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from skillwalker_py.build.team_lock import describe
+from skillwalker_py.pipeline.team_lock import describe
 from skillwalker_py.errors import failure_cause, redact
 from skillwalker_py.lake import LakeConfig
 

@@ -27,8 +27,8 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.build import ingest, invocation, lock
-from skillwalker_py.build import state as build_state
+from skillwalker_py.pipeline import ingest, invocation, lock
+from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.cli.build import leave_out, validate_vars
 from skillwalker_py.cli.common import UsageError
 

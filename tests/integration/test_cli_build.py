@@ -356,7 +356,7 @@ def _runs(project: DbtProject) -> set[str]:
 _HOLD_LOCK = """
 import sys, time
 from skillwalker_py import lake
-from skillwalker_py.build import lock
+from skillwalker_py.pipeline import lock
 lock.hold(lake.LakeConfig.from_dir(sys.argv[1]), timeout=0)
 print("locked", flush=True)
 time.sleep(120)

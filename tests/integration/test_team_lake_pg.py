@@ -385,7 +385,7 @@ def test_no_output_log_or_artefact_shows_the_password(team: Team) -> None:
 _HOLD_TEAM_LOCK = """
 import sys, time
 from skillwalker_py import lake
-from skillwalker_py.build import lock, team_lock
+from skillwalker_py.pipeline import lock, team_lock
 config = lake.LakeConfig(sys.argv[1], "/unused/")
 lock.hold(config, timeout=0)
 conn = team_lock._HELD[team_lock.conninfo(config.catalog)]
@@ -454,7 +454,7 @@ def test_a_read_only_role_can_neither_take_nor_hold_off_the_build_lock(team: Tea
             time.sleep(0.1)
         taken = subprocess.run(
             [sys.executable, "-c", "import sys; from skillwalker_py import lake; from "
-             "skillwalker_py.build import lock; print(lock.hold(lake.LakeConfig(sys.argv[1], "
+             "skillwalker_py.pipeline import lock; print(lock.hold(lake.LakeConfig(sys.argv[1], "
              "'/unused/'), timeout=0))", team.config.catalog],
             capture_output=True, text=True, timeout=120)  # fmt: skip
     finally:

@@ -169,7 +169,7 @@ def _sql_run_id_rule() -> Any:
 def test_sql_and_python_agree_on_every_run_id() -> None:
     import duckdb
 
-    from skillwalker_py.build.plugin import add_sql_macros
+    from skillwalker_py.pipeline.plugin import add_sql_macros
     from skillwalker_py.errors import InvalidRunIdError
     from skillwalker_py.runid import is_valid_run_id, validate_run_id
 
@@ -258,8 +258,8 @@ def test_the_unfinished_builds_rule_is_one_sql_text(tmp_path: Path) -> None:
     import duckdb
 
     from skillwalker_py import lake
-    from skillwalker_py.build.plugin import add_sql_macros
-    from skillwalker_py.build.state import unfinished_builds_sql
+    from skillwalker_py.pipeline.plugin import add_sql_macros
+    from skillwalker_py.pipeline.state import unfinished_builds_sql
 
     catalog = f"sqlite:{tmp_path / 'catalog.sqlite'}"
     con = duckdb.connect()

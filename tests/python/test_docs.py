@@ -12,8 +12,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
     "skillwalker_py.analytics",
-    "skillwalker_py.build.provenance",
-    "skillwalker_py.build.state",
+    "skillwalker_py.pipeline.provenance",
+    "skillwalker_py.pipeline.state",
     "skillwalker_py.cli.common",
     "skillwalker_py.cli.progress",
     "skillwalker_py.config",

@@ -1,4 +1,4 @@
-"""skillwalker_py.build.ingest: which files a build reads, bad lines, the build lock."""
+"""skillwalker_py.pipeline.ingest: which files a build reads, bad lines, the build lock."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py import jsonline
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.markers import clear_reevaluated, mark_reevaluated
 
@@ -425,7 +425,7 @@ def test_scan_hashes_what_it_counts(tmp_path: Path) -> None:
 
 _HOLD_SCRATCH = """
 import sys, time
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 print(ingest._scratch_dir(), flush=True)
 time.sleep(60)
 """

@@ -1,4 +1,4 @@
-"""skillwalker_py.build.invocation: the paused cycle collector."""
+"""skillwalker_py.pipeline.invocation: the paused cycle collector."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from skillwalker_py.build.invocation import cycle_collection_paused
+from skillwalker_py.pipeline.invocation import cycle_collection_paused
 
 
 @pytest.mark.parametrize("was_on", [True, False])

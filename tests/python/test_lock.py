@@ -1,4 +1,4 @@
-"""skillwalker_py.build.lock: how a build waits for another build's lock (once, from the
+"""skillwalker_py.pipeline.lock: how a build waits for another build's lock (once, from the
 start of the wait, saying for whom and how long), and where its timeouts come from. The
 lock is a real ``flock`` held by another process; the same wait of a team's lake is
 tested against a real PostgreSQL server in tests/integration/test_team_lake_pg.py."""
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from skillwalker_py.build import lock
+from skillwalker_py.pipeline import lock
 from skillwalker_py.lake import LakeConfig
 
 _HOLD = """
 import sys, time
-from skillwalker_py.build import lock
+from skillwalker_py.pipeline import lock
 lock.hold_file_lock(sys.argv[1], timeout=0, what="the lake")
 print("locked", flush=True)
 time.sleep(120)

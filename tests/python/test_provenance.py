@@ -1,4 +1,4 @@
-"""What a build records of itself (skillwalker_py.build.provenance): the project's version
+"""What a build records of itself (skillwalker_py.pipeline.provenance): the project's version
 as a person reads it, the vars that shape the views, the machine and the user. The team
 lake's refusal of other versions and vars is tested on a real PostgreSQL catalog
 (tests/integration/test_team_lake_pg.py)."""
@@ -11,7 +11,7 @@ import os
 import pwd
 from pathlib import Path
 
-from skillwalker_py.build import provenance
+from skillwalker_py.pipeline import provenance
 from skillwalker_py.lake import LakeConfig
 
 

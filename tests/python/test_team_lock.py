@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillwalker_py.build import team_lock
+from skillwalker_py.pipeline import team_lock
 from skillwalker_py.lake import LakeConfig
 
 
@@ -39,13 +39,13 @@ def test_messages_never_name_the_password() -> None:
     ],
 )
 def test_a_dbt_retry_process_is_told_apart(argv: list[str], retry: bool) -> None:
-    from skillwalker_py.build.plugin import _is_dbt_retry
+    from skillwalker_py.pipeline.plugin import _is_dbt_retry
 
     assert _is_dbt_retry(argv) is retry
 
 
 def test_an_unreachable_catalog_database_is_a_clear_build_lock_error() -> None:
-    from skillwalker_py.build.lock import BuildLockError
+    from skillwalker_py.pipeline.lock import BuildLockError
 
     # port 9 (discard) on loopback: nothing listens, the connection is refused at once
     message = (r"cannot take the build lock of the team lake dbname=lake host=127.0.0.1 "

@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.build import state as build_state
+from skillwalker_py.pipeline import state as build_state
 
 from ._harness import CLI, Project, cleaned_up
 

@@ -711,7 +711,7 @@ def project_fingerprint(
     A build records it in ``sw_builds``. The next build checks every run again
     when it differs (``sw_test_scope_sql``), and ``skillwalker-data build``
     replaces the views only when it differs from the one the lake's views were
-    built from (:func:`skillwalker_py.build.state.lake_state`).
+    built from (:func:`skillwalker_py.pipeline.state.lake_state`).
     """
     root = Path(project_dir)
     digest = hashlib.sha256(project_files_digest(root).encode())
@@ -724,7 +724,7 @@ def project_fingerprint(
 def project_files_digest(project_dir: str | os.PathLike[str]) -> str:
     """sha256 over the dbt project's own files (models, macros, seeds, tests,
     dbt_project.yml): their paths and contents. Part of :func:`project_fingerprint`; the
-    lake shows its start as the project's version (``skillwalker_py.build.provenance``)."""
+    lake shows its start as the project's version (``skillwalker_py.pipeline.provenance``)."""
     root = Path(project_dir)
     digest = hashlib.sha256()
     files = [root / "dbt_project.yml"]

@@ -3,7 +3,7 @@
 Enabled in ``profiles.yml``::
 
     plugins:
-      - module: skillwalker_py.build.plugin
+      - module: skillwalker_py.pipeline.plugin
 
 A command that writes takes the lake's build lock before dbt
 connects (:meth:`Plugin.update_connection_config`; ``skillwalker-data`` has
@@ -17,7 +17,7 @@ rule, the unfinished builds) and registers scalar functions that take and return
 JSON text:
 
 - ``sw_plan_sql``: the SQL listing a table's files to read
-  (:func:`skillwalker_py.build.ingest.plan_sql`), and ``sw_content_hash``, which that
+  (:func:`skillwalker_py.pipeline.ingest.plan_sql`), and ``sw_content_hash``, which that
   SQL calls for a file re-created with the size and time the import log has;
 - ``sw_sanitize``: split flagged files into clean lines and rejected lines;
 - ``sw_scan_lines``: count and hash each file's lines before it is read (the
@@ -29,14 +29,14 @@ JSON text:
 - ``sw_run_id_list``: ``{"var": name, "value": var(name)}``: a run-ID list var as a
   list, every item a run ID (:func:`skillwalker_py.runid.run_id_list`), else its error;
 - ``sw_forget_run_ids``: the runs the build removes
-  (:func:`skillwalker_py.build.state.forget_run_ids`);
+  (:func:`skillwalker_py.pipeline.state.forget_run_ids`);
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
 - ``sw_build_provenance``: what a build records of itself besides its fingerprint: the
   project's version, the vars that shape its views, the machine and the user
-  (:func:`skillwalker_py.build.provenance.record`);
+  (:func:`skillwalker_py.pipeline.provenance.record`);
 - ``sw_check_build_lock``: on a team's lake, that the build still holds its build lock
-  (:func:`skillwalker_py.build.team_lock.check_held`; raises when it does not), before
+  (:func:`skillwalker_py.pipeline.team_lock.check_held`; raises when it does not), before
   the finishing step (``on-run-end``).
 """
 
@@ -52,7 +52,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake, runid
-from skillwalker_py.build import ingest, lock, provenance, state, team_lock
+from skillwalker_py.pipeline import ingest, lock, provenance, state, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -84,7 +84,7 @@ def add_sql_macros(conn: Any) -> None:
     (:func:`skillwalker_py.runid.run_id_problem_sql`; ``macros/sql/sw_run_id.sql`` calls
     it), and the table macro ``sw_unfinished_builds(alias)``, the last finished build, the
     newest snapshot and whether the schema changed since
-    (:func:`skillwalker_py.build.state.unfinished_builds_sql`; the undo of unfinished
+    (:func:`skillwalker_py.pipeline.state.unfinished_builds_sql`; the undo of unfinished
     builds calls it)."""
     conn.execute("create or replace macro sw_run_id_problem(id) as "
                  + runid.run_id_problem_sql("id"))
@@ -126,7 +126,7 @@ class Plugin(BasePlugin):
 
     def _setting(self, name: str) -> object:
         """A timeout: the var ``name`` when given, else the plugin config's (the
-        environment), else None (:mod:`skillwalker_py.build.lock` has the default)."""
+        environment), else None (:mod:`skillwalker_py.pipeline.lock` has the default)."""
         from dbt.flags import get_flags
 
         dbt_vars = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
@@ -136,7 +136,7 @@ class Plugin(BasePlugin):
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
         snapshot) takes the lake's build lock, held until the process exits
-        (:func:`skillwalker_py.build.lock.hold`: ``flock`` on an embedded lake's
+        (:func:`skillwalker_py.pipeline.lock.hold`: ``flock`` on an embedded lake's
         ``.build.lock``, a table lock in a team lake's catalog database; builds from
         several machines take turns). The lake is created if it does not exist yet.
 
@@ -144,7 +144,7 @@ class Plugin(BasePlugin):
         connecting, and a second build that waited for the lock must see the tables
         the first one created. The wait is var ``lock_timeout_seconds``, else
         ``SKILLWALKER_LOCK_TIMEOUT`` (plugin config), else the default
-        (:func:`skillwalker_py.build.lock.timeout_seconds`), then a message naming the
+        (:func:`skillwalker_py.pipeline.lock.timeout_seconds`), then a message naming the
         holder. dbt-duckdb opens its connection again each time dbt asks for one while
         opening failed: a lock that could not be taken is not waited for again (which
         made a build wait three times its timeout), its error is raised at once.

@@ -10,7 +10,7 @@
 * :func:`forget_run_ids`: the runs a build removes (:data:`FORGET_RUN_IDS_ENV`).
 
 They read the lake with the rules the build itself uses: the pending files of
-each table come from :func:`skillwalker_py.build.ingest.plan_sql`, the finished
+each table come from :func:`skillwalker_py.pipeline.ingest.plan_sql`, the finished
 build from :func:`skillwalker_py.lake.finished_snapshot`. What the lake holds is
 read at the last finished build, never at a newer commit of a build that did
 not finish (which the next build undoes).
@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.lake import (
     ALIAS,
     FINISHED_MESSAGE,
@@ -129,7 +129,7 @@ def lake_state(
     """Read what :class:`LakeState` says from the lake, with the build's own rules.
 
     Both compare the last finished build's row in ``sw_builds`` with
-    :func:`~skillwalker_py.build.ingest.project_fingerprint` of the project now:
+    :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` of the project now:
 
     * ``views_current``: the views and seeds were built from the same fingerprint
       (``views_fingerprint``, kept by builds that left them out), and no build that
@@ -138,7 +138,7 @@ def lake_state(
       ``macros/hooks/sw_close_unfinished_builds.sql``, the same rule);
     * ``up_to_date``: no build was interrupted since (the next build has its
       commits to undo), that build's data tests all passed on the same fingerprint, and
-      no table has a file to read (:func:`~skillwalker_py.build.ingest.plan_sql`,
+      no table has a file to read (:func:`~skillwalker_py.pipeline.ingest.plan_sql`,
       which also sees runs newly listed in ``.re-evaluated-runs.json``). With
       ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
       (a query each) and ``up_to_date`` is False;
@@ -267,7 +267,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     import log at the last finished build: the files of the build that last read the
     run for the table). Those files, with the same size and modification time, give
     the same rows, unless the file was re-created with them and another content (the
-    build's rule, :func:`skillwalker_py.build.ingest.plan_sql`: its inode or change time
+    build's rule, :func:`skillwalker_py.pipeline.ingest.plan_sql`: its inode or change time
     moved since its last import and its sha256 differs from the one logged); so the run's
     rows are kept when every such file is still there as it was imported, and listed
     otherwise: the whole run in that table (one file holds a run's rows of a table in every

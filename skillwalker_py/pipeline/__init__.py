@@ -1,4 +1,5 @@
-"""What a build runs: the dbt plugin and the import's Python side.
+"""What a build runs: the dbt plugin and the import's Python side (named ``pipeline``,
+not ``build``, so that tools which skip build outputs do not skip it).
 
 Nothing here is for eval tooling to import (that is :mod:`skillwalker_py`
 itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
@@ -8,11 +9,12 @@ itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
 - :mod:`.ingest`: which files a build reads, the line-by-line sanitizer, line
   counts (pure functions behind the ``sw_*`` functions);
 - :mod:`.lock`: the build lock (one build of a lake at a time) and how long a build
-  waits, for another build and for readers;
+  waits for another build;
 - :mod:`.state`: what the command asks of the lake before running dbt (skip an
   up-to-date build, the runs a rebuild or forget would touch);
 - :mod:`.invocation`: how dbt runs in this package's process (the cycle collector
-  paused, dbt's saved parse kept per vars);
+  paused);
+- :mod:`.provenance`: what a build records of itself (version, view vars, machine, user);
 - :mod:`.team_lock`: the build lock of a team's lake (a table lock in the catalog's
   PostgreSQL database, which a read-only role cannot take).
 """

@@ -1,7 +1,7 @@
 """The build lock of a team's lake: a table lock in the catalog's PostgreSQL database.
 
 An embedded lake serializes its builds with ``flock`` on ``.build.lock``
-(:mod:`skillwalker_py.build.lock`). A lake whose DuckLake catalog is a
+(:mod:`skillwalker_py.pipeline.lock`). A lake whose DuckLake catalog is a
 PostgreSQL database has no folder every builder shares a lock on, so builds
 from different machines take turns on a lock in that database instead: the
 build opens its own connection (libpq, through psycopg: the same
@@ -46,7 +46,7 @@ import socket
 import time
 from typing import Any
 
-from skillwalker_py.build.lock import BuildLockError, wait_for
+from skillwalker_py.pipeline.lock import BuildLockError, wait_for
 from skillwalker_py.errors import redact
 from skillwalker_py.lake import LakeConfig
 
@@ -136,7 +136,7 @@ def _create_table(conn: Any, what: str) -> None:
         conn.execute(f"create table if not exists {LOCK_TABLE} ()")
         conn.execute(f"comment on table {LOCK_TABLE} is 'skillwalker builds of this lake "
                      "take turns on an EXCLUSIVE lock of this table "
-                     "(skillwalker_py/build/team_lock.py)'")
+                     "(skillwalker_py/pipeline/team_lock.py)'")
     except psycopg.errors.InsufficientPrivilege as exc:
         raise _not_a_builder(conn, what, exc) from None
     except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
@@ -147,7 +147,7 @@ def hold(config: LakeConfig, *, timeout: float) -> str:
     """Hold the team lake's build lock until this process exits: ``"acquired"``, or
     ``"held"`` when this process holds it already.
 
-    Waits up to ``timeout`` seconds (:func:`skillwalker_py.build.lock.wait_for`: it
+    Waits up to ``timeout`` seconds (:func:`skillwalker_py.pipeline.lock.wait_for`: it
     says so once on stderr), then raises :class:`BuildLockError` naming the holder (its
     ``application_name``: process, machine and start time). A role that may not take the
     lock (a read-only one) gets :class:`BuildLockError` at once.

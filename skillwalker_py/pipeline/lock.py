@@ -10,7 +10,7 @@ the plugin finds it held). :func:`hold` takes it:
 * an embedded lake: ``flock`` on ``.build.lock`` beside its catalog
   (:func:`hold_file_lock`), which holds the holder's record (``pid N, started T``);
 * a team's lake (a PostgreSQL catalog): a table lock in the catalog's database
-  (:mod:`skillwalker_py.build.team_lock`).
+  (:mod:`skillwalker_py.pipeline.team_lock`).
 
 The operating system (or the server, when the connection ends) releases it when
 the process dies, even on ``kill -9``.
@@ -183,7 +183,7 @@ def hold(config: LakeConfig, *, timeout: float) -> str:
     ``"acquired"``, or ``"held"`` when this process holds it already."""
     lock_file = config.lock_file
     if lock_file is None:
-        from skillwalker_py.build import team_lock
+        from skillwalker_py.pipeline import team_lock
 
         return team_lock.hold(config, timeout=timeout)
     return hold_file_lock(lock_file, timeout=timeout, what=str(lock_file.parent))

@@ -5,9 +5,9 @@ from :func:`record`, which the plugin's ``sw_build_provenance`` returns):
 
 * ``project_version``: :func:`project_version`, the package's version, the start of
   the hash of the dbt project's files, and the dbt versions: what
-  :func:`~skillwalker_py.build.ingest.project_fingerprint` hashes, readable;
+  :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` hashes, readable;
 * ``view_vars``: the vars given that shape the views, as JSON (``{}``: the
-  project's defaults; :func:`~skillwalker_py.build.ingest.view_vars`);
+  project's defaults; :func:`~skillwalker_py.pipeline.ingest.view_vars`);
 * ``hostname`` and ``os_user``: the machine and the operating-system user.
 
 On a team lake (a PostgreSQL catalog) every teammate's build reads and replaces
@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.build import ingest
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, open_instance
 
 __all__ = ["hostname", "os_user", "project_version", "record", "vars_text", "views_conflict"]
@@ -108,7 +108,7 @@ def views_conflict(
     It may when the lake is embedded (one user's: its vars are theirs), has no finished
     build, does not know what built its views (``views_fingerprint`` NULL: the next build
     builds them all), or when its views were built from this build's
-    :func:`~skillwalker_py.build.ingest.project_fingerprint` (same project files, view
+    :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` (same project files, view
     vars and dbt versions). Otherwise the line names both sides: the version and vars of
     the last build made with the lake's views' fingerprint (its id, user, machine, time).
     """
