@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skillwalker_py.pipeline import ingest
 from skillwalker_py.jsonl import read_jsonl
+from skillwalker_py.pipeline import ingest
 
 RUN = "20260316T153306"
 BAD = (b"{oops\n", b'{"a":"\xff"}\n', b"[1, 2]\n")

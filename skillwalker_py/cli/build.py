@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.pipeline import ingest, invocation, lock, provenance
-from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
 from skillwalker_py.errors import InvalidRunIdError, RunIdListError
+from skillwalker_py.pipeline import ingest, invocation, lock, provenance
+from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.runid import run_id_list, validate_run_id
 
 __all__ = ["register", "validate_vars"]

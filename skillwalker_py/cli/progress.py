@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from skillwalker_py.pipeline.team_lock import describe
 from skillwalker_py.errors import failure_cause, redact
 from skillwalker_py.lake import LakeConfig
+from skillwalker_py.pipeline.team_lock import describe
 
 __all__ = ["PROGRESS_EVENT", "Progress", "lake_name", "summary"]
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.pipeline import ingest
 from skillwalker_py.lake import ALIAS, LakeConfig, open_instance
+from skillwalker_py.pipeline import ingest
 
 __all__ = ["hostname", "os_user", "project_version", "record", "vars_text", "views_conflict"]
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import duckdb
 
-from skillwalker_py.pipeline import ingest
 from skillwalker_py.lake import (
     ALIAS,
     FINISHED_MESSAGE,
@@ -37,6 +36,7 @@ from skillwalker_py.lake import (
     open_instance,
     sql_string,
 )
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.runid import run_id_list
 
 __all__ = [

@@ -46,9 +46,9 @@ import socket
 import time
 from typing import Any
 
-from skillwalker_py.pipeline.lock import BuildLockError, wait_for
 from skillwalker_py.errors import redact
 from skillwalker_py.lake import LakeConfig
+from skillwalker_py.pipeline.lock import BuildLockError, wait_for
 
 __all__ = [
     "CLIENT_KEEPALIVE",

@@ -27,10 +27,10 @@ import duckdb
 import pytest
 
 from skillwalker_py import lake
-from skillwalker_py.pipeline import ingest, invocation, lock
-from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.cli.build import leave_out, validate_vars
 from skillwalker_py.cli.common import UsageError
+from skillwalker_py.pipeline import ingest, invocation, lock
+from skillwalker_py.pipeline import state as build_state
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")

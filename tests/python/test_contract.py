@@ -169,8 +169,8 @@ def _sql_run_id_rule() -> Any:
 def test_sql_and_python_agree_on_every_run_id() -> None:
     import duckdb
 
-    from skillwalker_py.pipeline.plugin import add_sql_macros
     from skillwalker_py.errors import InvalidRunIdError
+    from skillwalker_py.pipeline.plugin import add_sql_macros
     from skillwalker_py.runid import is_valid_run_id, validate_run_id
 
     def python_reason(value: str) -> str | None:

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py import jsonline
-from skillwalker_py.pipeline import ingest
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.markers import clear_reevaluated, mark_reevaluated
+from skillwalker_py.pipeline import ingest
 
 RUN_A = "20260301T090000"
 RUN_B = "20260302T093700"

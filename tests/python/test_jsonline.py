@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from skillwalker_py import jsonline
-from skillwalker_py.pipeline import ingest
 from skillwalker_py.jsonl import read_jsonl
+from skillwalker_py.pipeline import ingest
 from skillwalker_py.stream import iter_stream_json_lines
 from skillwalker_py.types import MalformedLine
 

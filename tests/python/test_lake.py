@@ -249,8 +249,8 @@ def test_the_command_the_plugin_and_the_library_find_the_same_lake(
     functions: the same folder for the same environment (SKILLWALKER_HOME too)."""
     import argparse
 
-    from skillwalker_py.pipeline.plugin import build_lake
     from skillwalker_py.cli.common import lake_config
+    from skillwalker_py.pipeline.plugin import build_lake
 
     cwd = tmp_path / "cwd"
     cwd.mkdir()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skillwalker_py.pipeline import lock
 from skillwalker_py.lake import LakeConfig
+from skillwalker_py.pipeline import lock
 
 _HOLD = """
 import sys, time

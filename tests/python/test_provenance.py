@@ -11,8 +11,8 @@ import os
 import pwd
 from pathlib import Path
 
-from skillwalker_py.pipeline import provenance
 from skillwalker_py.lake import LakeConfig
+from skillwalker_py.pipeline import provenance
 
 
 def _write(path: Path, text: str) -> Path:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillwalker_py.pipeline import team_lock
 from skillwalker_py.lake import LakeConfig
+from skillwalker_py.pipeline import team_lock
 
 
 def test_conninfo_is_the_catalog_without_its_prefix() -> None:
