@@ -309,9 +309,10 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
 def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
     project = built.restore("second")
     lines = _cli(project, "attach").stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "ATTACH", "USE"]
-    assert lines[2].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[2]
-    assert lines[3] == "USE lake;"
+    assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "SET", "ATTACH", "USE"]
+    assert lines[2] == "SET GLOBAL sqlite_disable_multithreaded_scans = true;"
+    assert lines[3].startswith("ATTACH 'ducklake:sqlite:") and "SNAPSHOT_VERSION" in lines[3]
+    assert lines[4] == "USE lake;"
     expected = project.query("select count(*) from per_test")
     con = duckdb.connect()  # the printed LOAD lines load the extensions
     try:
