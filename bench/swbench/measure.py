@@ -94,6 +94,20 @@ def _engine(project: Project, pool: Pool, layout: Layout, n: int, full: Measured
     return engine
 
 
+def cli_build(project: Project, label: str) -> Measured:
+    """One ``skillwalker-data build`` of ``project``, measured and logged as ``label``."""
+    log_dir = project.next_log_dir(label)
+    env = project.env(log_dir)
+    env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
+    m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
+                     label=label)
+    if m.returncode != 0:
+        raise fail_with_output(m, f"skillwalker-data build ({label})")
+    cpu = f", CPU {m.cpu_s:.2f} s" if m.cpu_s is not None else ""
+    log(f"    {label}: {m.wall_s:.2f} s{cpu} (load {m.load_1min:.1f})")
+    return m
+
+
 def cli_builds(project: Project, what: str, repeat: int, *,
                 restore: bool = False) -> tuple[list[Measured], str]:
     """``skillwalker-data build`` ``repeat`` times (``restore``: the lake copy put back before
@@ -102,16 +116,7 @@ def cli_builds(project: Project, what: str, repeat: int, *,
     for i in range(repeat):
         if restore:
             project.restore_snapshot()
-        label = f"cli {what} #{i + 1}"
-        log_dir = project.next_log_dir(label)
-        env = project.env(log_dir)
-        env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
-        m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
-                         label=label)
-        if m.returncode != 0:
-            raise fail_with_output(m, f"skillwalker-data build ({what})")
-        log(f"    skillwalker-data build, {what} #{i + 1}: {m.wall_s:.2f} s")
-        ms.append(m)
+        ms.append(cli_build(project, f"cli {what} #{i + 1}"))
     return ms, (ms[-1].log_dir / "stdout.txt").read_text(errors="replace")
 
 

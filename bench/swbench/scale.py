@@ -17,30 +17,15 @@ from swbench.common import (
     Json,
     Layout,
     Measured,
-    fail_with_output,
     log,
     median,
-    run_measured,
     samples_json,
 )
-from swbench.measure import CLI, Plan, cli_builds
+from swbench.measure import Plan, cli_build, cli_builds
 from swbench.pool import Pool, Series, add_run, assemble_output, remove_run
 from swbench.project import Project
 
 LAYOUT: Final[Layout] = "per-run"
-
-
-def _cli_build(project: Project, label: str) -> Measured:
-    log_dir = project.next_log_dir(label)
-    env = project.env(log_dir)
-    env["SKILLWALKER_PROJECT_DIR"] = str(project.project_dir)
-    m = run_measured([str(CLI), "build"], env=env, cwd=project.root, log_dir=log_dir,
-                     label=label)
-    if m.returncode != 0:
-        raise fail_with_output(m, f"skillwalker-data build ({label})")
-    cpu = f", CPU {m.cpu_s:.2f} s" if m.cpu_s is not None else ""
-    log(f"    {label}: {m.wall_s:.2f} s{cpu} (load {m.load_1min:.1f})")
-    return m
 
 
 def _ratio(values: dict[int, list[Measured]], cpu: bool = False) -> float | None:
@@ -68,14 +53,14 @@ def measure_scale(series: Series, plan: Plan, pool: Pool, project: Project) -> J
         assemble_output(pool, LAYOUT, pool.history(n), project.output, with_loops=True)
         files = sum(1 for p in project.output.rglob("*") if p.is_file())
         project.wipe_state()
-        full = _cli_build(project, f"scale N={n} full build")
+        full = cli_build(project, f"scale N={n} full build")
         project.take_snapshot()
         noops[n], text = cli_builds(project, f"scale N={n} nothing new", r)
         plus[n] = []
         for i in range(r):
             project.restore_snapshot()
             add_run(pool, LAYOUT, new, project.output)
-            plus[n].append(_cli_build(project, f"scale N={n} +1 run #{i + 1}"))
+            plus[n].append(cli_build(project, f"scale N={n} +1 run #{i + 1}"))
             remove_run(LAYOUT, new, project.output, [])
         builds += [full, *noops[n], *plus[n]]
         sizes[str(n)] = {
