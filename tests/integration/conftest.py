@@ -25,6 +25,7 @@ from typing import Any
 
 import duckdb
 import pytest
+import yaml
 
 from skillwalker_py import lake
 from skillwalker_py.cli.build import leave_out, validate_vars
@@ -35,25 +36,66 @@ from skillwalker_py.pipeline import state as build_state
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
 PARSED = "partial_parse.msgpack"
-# dbt's parse of the checkout, shared by this test process's projects: each has
-# its own target folder, so without it every build parses the project from
-# scratch (~2 of a small build's ~10 CPU seconds). dbt itself checks that a
+# dbt's parse of the checkout, shared by this test process's projects, one per set of
+# vars: each project has its own target folder, so without it every build parses the
+# project from scratch (~2 of a small build's ~10 CPU seconds), and dbt keeps one parse,
+# for one set of vars: a build whose vars differ from the previous build's parses the
+# project from scratch again (the tests switch vars often). dbt itself checks that a
 # copy still fits (files, vars, profile) and parses again what does not.
-_PARSE_CACHE = Path(tempfile.mkdtemp(prefix="skillwalker-tests-parse-")) / PARSED
-atexit.register(shutil.rmtree, _PARSE_CACHE.parent, True)
+_PARSE_POOL = Path(tempfile.mkdtemp(prefix="skillwalker-tests-parse-"))
+atexit.register(shutil.rmtree, _PARSE_POOL, True)
 
 
-def _share_parse(target: Path) -> None:
-    """Seed ``target`` with the cached parse, or keep its parse for the next project."""
+def _vars_checksum(args: Iterable[str]) -> str:
+    """The checksum dbt's parse records for the vars of a dbt command's (or
+    ``skillwalker-data build``'s) arguments: its ``state_check.vars_hash``, computed as
+    dbt's ``ManifestLoader.build_manifest_state_check`` does (should dbt change how, no
+    parse is seeded: the tests get slower, never wrong)."""
+    import pprint
+
+    from dbt.artifacts.resources.base import FileHash
+    from dbt.version import __version__
+
+    args = list(args)
+    text = args[args.index("--vars") + 1] if "--vars" in args[:-1] else ""
+    try:
+        given = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError:
+        return ""
+    state = "\x00".join([pprint.pformat(given), "", "", __version__])
+    return FileHash.from_contents(state).checksum
+
+
+def _parse_checksum(path: Path) -> str:
+    """The vars checksum a parse was made for ('' if it cannot be read)."""
+    import msgpack  # type: ignore[import-untyped]
+
+    try:
+        parse = msgpack.unpackb(path.read_bytes(), strict_map_key=False)
+        return str(parse["state_check"]["vars_hash"]["checksum"])
+    except Exception:  # a parse being written, or of another dbt: not shared
+        return ""
+
+
+def share_parse(target: Path, args: Iterable[str] | None = None) -> None:
+    """Before a command with ``args``: give ``target`` the pool's parse for their vars
+    (replacing its own). Without ``args`` (after a command, or before one whose arguments
+    this does not know): seed ``target`` with the parse without vars if it has none, else
+    keep its parse in the pool, under the vars it was made for."""
     own = target / PARSED
     try:
-        if not own.exists() and _PARSE_CACHE.exists():
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(_PARSE_CACHE, own)
-        elif own.exists() and not _PARSE_CACHE.exists():
-            part = _PARSE_CACHE.with_suffix(".part")
+        if args is not None or not own.exists():
+            pooled = _PARSE_POOL / f"{_vars_checksum(args or ())}.msgpack"
+            if pooled.exists():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pooled, own)
+            return
+        checksum = _parse_checksum(own)
+        pooled = _PARSE_POOL / f"{checksum}.msgpack"
+        if checksum and not pooled.exists():
+            part = pooled.with_suffix(".part")
             shutil.copyfile(own, part)
-            os.replace(part, _PARSE_CACHE)
+            os.replace(part, pooled)
     except OSError:
         pass  # a build writing its parse now: the next call tries again
 
@@ -147,7 +189,7 @@ class DbtProject:
 
     def env(self) -> dict[str, str]:
         if self.project_dir == REPO:
-            _share_parse(self.root / "target")
+            share_parse(self.root / "target")
         env = dict(os.environ)
         env.update(
             {
@@ -173,10 +215,13 @@ class DbtProject:
             extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run a dbt command (see :data:`IN_PROCESS`); a failure fails the test with its output.
         ``extra_env``: environment variables set for this command only."""
+        shared = self.project_dir == REPO
+        if shared:
+            share_parse(self.root / "target", args)
         proc = _run_dbt(self.dbt_command(command, *args), {**self.env(), **(extra_env or {})},
                         self.root)
-        if self.project_dir == REPO:
-            _share_parse(self.root / "target")
+        if shared:
+            share_parse(self.root / "target")
         if check and proc.returncode != 0:
             pytest.fail(f"dbt {command} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
-from integration.conftest import DbtProject
+from integration.conftest import REPO, DbtProject, share_parse
 
 from skillwalker_py import lake
 
@@ -166,6 +166,8 @@ class Project(DbtProject):
         env = self.env()
         env.update(extra_env or {})
         self.root.mkdir(parents=True, exist_ok=True)
+        if self.project_dir == REPO and command == "build":
+            share_parse(self.root / "target", args)  # the parse for these vars
         log = self.root / f"build-{len(self.logs)}.log"
         self.logs.append(log)
         if not cli:
