@@ -15,8 +15,8 @@ Ten runs R01..R10 of two evals of 20 tests each (R10 is the head, R09 the base):
             of 20): -40 points. Regressed: the gate fails and names steady and its 8 tests,
             each with surprise (0 + 1) / (9 + 1) = 0.1.
 
-The same build runs the project's dbt unit tests (``unit_tests`` beside each view, models/marts/<view>.yml),
-which need the views' relations to exist.
+The same build runs the project's dbt unit tests (``unit_tests`` beside each view in
+models/marts/<view>.yml), which need the views' relations to exist.
 """
 
 from __future__ import annotations
