@@ -152,4 +152,4 @@ def test_dbt_unit_tests(cli: Cli) -> None:
     results = json.loads((cli.project.root / "target" / "run_results.json").read_text())
     statuses = [(r["unique_id"].split(".")[-1], r["status"]) for r in results["results"]
                 if r["unique_id"].startswith("unit_test.")]  # fmt: skip
-    assert len(statuses) == 5 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
+    assert len(statuses) == 24 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
