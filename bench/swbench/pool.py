@@ -13,18 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from skillwalker_py.jsonl import JSONL_KINDS
 from swbench.common import REPO, Json, Layout, link_tree, log, mib, rmtree
 
 GENERATOR_FILES: Final = ("skillwalker_py/sample", "skillwalker_py/jsonl.py")
 """What the generated output depends on (a folder: every ``.py`` file in it)."""
-KINDS: Final = (
-    "test-config",
-    "test-run",
-    "test-results",
-    "output-files",
-    "scil-iteration",
-    "acil-iteration",
-)
 SUMMARY_DIRS: Final = ("scil-summary", "acil-summary")
 MARKER: Final = ".re-evaluated-runs.json"
 
@@ -186,7 +179,7 @@ def assemble_output(pool: Pool, layout: Layout, runs: Sequence[str], out: Path, 
         for r in all_runs:
             link_tree(pool.run_dir(r), out / "runs" / r)
     else:
-        for kind in KINDS:
+        for kind in JSONL_KINDS:
             sources = [pool.run_dir(r) / f"{kind}.jsonl" for r in all_runs]
             sources = [s for s in sources if s.is_file()]
             if not sources:
@@ -209,7 +202,7 @@ def add_run(pool: Pool, layout: Layout, run_id: str, out: Path) -> list[Appended
         link_tree(pool.run_dir(run_id), out / "runs" / run_id)
         return []
     undo: list[AppendedFile] = []
-    for kind in KINDS:
+    for kind in JSONL_KINDS:
         src = pool.run_dir(run_id) / f"{kind}.jsonl"
         if not src.is_file():
             continue

@@ -10,19 +10,6 @@ select
     m.iteration,
     m.set_name,
     m.cases,
-    m.true_positives,
-    m.false_positives,
-    m.true_negatives,
-    m.false_negatives,
-    m.precision,
-    m.recall,
-    m.accuracy,
-    m.f1,
-    m.precision_low,
-    m.precision_high,
-    m.recall_low,
-    m.recall_high,
-    m.accuracy_low,
-    m.accuracy_high
+    {{- trigger_metric_columns('m') }}
 from {{ ref('int_trigger_confusion') }} as m
 where m.source in ('scil', 'acil')

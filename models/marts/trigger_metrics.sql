@@ -11,27 +11,9 @@ select
     m.entity_type,
     m.entity_file,
     m.cases,
-    m.true_positives,
-    m.false_positives,
-    m.true_negatives,
-    m.false_negatives,
-    m.precision,
-    m.recall,
-    m.accuracy,
-    m.f1,
-    m.precision_low,
-    m.precision_high,
-    m.recall_low,
-    m.recall_high,
-    m.accuracy_low,
-    m.accuracy_high,
-    {{ sw_run_started_at('m.test_run_id') }} as run_started_at
-    {%- for prefix in ['any_call_', 'first_call_'] %}
-    {%- for column in ['true_positives', 'false_positives', 'true_negatives', 'false_negatives',
-                       'precision', 'recall', 'accuracy', 'f1', 'precision_low', 'precision_high',
-                       'recall_low', 'recall_high', 'accuracy_low', 'accuracy_high'] %},
-    m.{{ prefix }}{{ column }}
-    {%- endfor %}
-    {%- endfor %}
+    {{- trigger_metric_columns('m') }},
+    {{ sw_run_started_at('m.test_run_id') }} as run_started_at,
+    {{- trigger_metric_columns('m', 'any_call_') }},
+    {{- trigger_metric_columns('m', 'first_call_') }}
 from {{ ref('int_trigger_confusion') }} as m
 where m.source = 'run'

@@ -15,8 +15,8 @@ Ten runs R01..R10 of two evals of 20 tests each (R10 is the head, R09 the base):
             of 20): -40 points. Regressed: the gate fails and names steady and its 8 tests,
             each with surprise (0 + 1) / (9 + 1) = 0.1.
 
-The same build runs the project's dbt unit tests (models/marts/_*.yml, ``unit_tests``),
-which need the views' relations to exist.
+The same build runs the project's dbt unit tests (``unit_tests`` beside each view in
+models/marts/<view>.yml), which need the views' relations to exist.
 """
 
 from __future__ import annotations
@@ -147,9 +147,9 @@ def test_the_table_shows_rates_with_intervals(cli: Cli) -> None:
 
 
 def test_dbt_unit_tests(cli: Cli) -> None:
-    """The project's dbt unit tests (models/marts/_*.yml) on this build's relations."""
+    """The project's dbt unit tests (models/marts/<view>.yml) on this build's relations."""
     proc = cli.project.dbt("test", "--select", "test_type:unit")
     results = json.loads((cli.project.root / "target" / "run_results.json").read_text())
     statuses = [(r["unique_id"].split(".")[-1], r["status"]) for r in results["results"]
                 if r["unique_id"].startswith("unit_test.")]  # fmt: skip
-    assert len(statuses) == 5 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
+    assert len(statuses) == 24 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)

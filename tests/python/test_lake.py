@@ -9,6 +9,7 @@ import pytest
 
 from skillwalker_py import lake
 from skillwalker_py.errors import NotFoundError
+from skillwalker_py.lake import history, readers
 
 
 def test_extensions_load_from_the_packages_with_the_signature_check_on() -> None:
@@ -119,7 +120,7 @@ def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
         {"build_id": "13005309-aaaa-4bbb-8ccc-000000000002", "snapshot_id": 43},
         {"build_id": "7f3e0000-aaaa-4bbb-8ccc-000000000001", "snapshot_id": 12},
     ]
-    monkeypatch.setattr(lake, "builds", lambda config: listed)
+    monkeypatch.setattr(history, "builds", lambda config: listed)
     folder = tmp_path / "lake"
     assert lake.at_build(folder, "13005309").snapshot == 43  # the start of an id
     assert lake.at_build(folder, "12").snapshot == 12  # a snapshot
@@ -170,11 +171,11 @@ def fresh_readers(monkeypatch: pytest.MonkeyPatch) -> list[duckdb.DuckDBPyConnec
     import weakref
     from collections import OrderedDict
 
-    monkeypatch.setattr(lake, "_PROCESS", None)
-    monkeypatch.setattr(lake, "_PROCESS_SNAPSHOT", None)
-    monkeypatch.setattr(lake, "_PROCESS_CURSORS", weakref.WeakSet())
-    monkeypatch.setattr(lake, "_LOADED", set())
-    monkeypatch.setattr(lake, "_PINNED", OrderedDict())
+    monkeypatch.setattr(readers, "_PROCESS", None)
+    monkeypatch.setattr(readers, "_PROCESS_SNAPSHOT", None)
+    monkeypatch.setattr(readers, "_PROCESS_CURSORS", weakref.WeakSet())
+    monkeypatch.setattr(readers, "_LOADED", set())
+    monkeypatch.setattr(readers, "_PINNED", OrderedDict())
     loads: list[duckdb.DuckDBPyConnection] = []
     load = lake.load_extensions
 
@@ -182,7 +183,8 @@ def fresh_readers(monkeypatch: pytest.MonkeyPatch) -> list[duckdb.DuckDBPyConnec
         loads.append(con)
         load(con, catalog)
 
-    monkeypatch.setattr(lake, "load_extensions", counted)
+    monkeypatch.setattr(readers, "load_extensions", counted)  # the readers'
+    monkeypatch.setattr(lake, "load_extensions", counted)  # _finished_builds' writers
     return loads
 
 
@@ -212,7 +214,7 @@ def test_a_process_reads_its_builds_in_one_duckdb_instance(
     del latest  # no connection left: another build is read in the process's instance
     assert _read(lake.connect(tmp_path, snapshot=second)) == [(2,)]
     assert _read(lake.connect(older)) == [(1,)]  # read in its own instance again
-    assert len(loads) == 2 and len(lake._PINNED) == 1
+    assert len(loads) == 2 and len(readers._PINNED) == 1
 
 
 def test_a_lake_replaced_at_the_same_path_is_read_afresh(

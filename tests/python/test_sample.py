@@ -12,6 +12,7 @@ import pytest
 
 from skillwalker_py import cli
 from skillwalker_py.config import build_test_case_id
+from skillwalker_py.jsonl import JSONL_KINDS
 from skillwalker_py.sample import SampleSummary, generate_sample, main
 from skillwalker_py.stream import extract_metrics, get_agent_invocations, get_skill_invocations
 
@@ -414,14 +415,7 @@ def test_single_layout_writes_the_seed_files(tmp_path: Path) -> None:
     per_run = generate_sample(tmp_path / "per-run", runs=2)
     out = tmp_path / "single"
     assert not (out / "runs").exists()
-    for kind in (
-        "test-config",
-        "test-run",
-        "test-results",
-        "output-files",
-        "scil-iteration",
-        "acil-iteration",
-    ):
+    for kind in JSONL_KINDS:
         assert (out / f"{kind}.jsonl").is_file()
     assert (out / "scil-summary").is_dir() and (out / ".re-evaluated-runs.json").is_file()
     for kind in ("test-config", "test-results", "output-files"):

@@ -1,5 +1,5 @@
 """The statistics of the verdicts, worked out by hand, against their one home: the SQL
-macros of macros/sql/ (sw_wilson, sw_rate_difference, sw_exact_p, sw_bh_adjust),
+macros of macros/stats/ (sw_wilson, sw_rate_difference, sw_exact_p, sw_bh_adjust),
 rendered as dbt renders them and run in DuckDB. docs/analytics.md shows the
 same hand-worked examples; the last test holds the text to these answers.
 """
@@ -26,7 +26,7 @@ def sql() -> Any:
 
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
     env.globals["return"] = lambda value: value
-    text = "".join((REPO / "macros" / "sql" / f"{name}.sql").read_text() for name in MACROS)
+    text = "".join((REPO / "macros" / "stats" / f"{name}.sql").read_text() for name in MACROS)
     return env.from_string(text).module
 
 
