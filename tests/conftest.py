@@ -28,23 +28,29 @@ import pytest
 
 os.environ.setdefault("SKILLWALKER_THREADS", "1")
 
-# the files that take longest on a worker (seconds, one run of the suite on these
-# machines: 2,199 tests in 424 s), longest first; the rest keep pytest's order after them
+# the files that take longest on a worker (seconds of one run of the whole suite on these
+# machines, 2,358 tests; bench/README.md, "The test suite's time"), longest first; the rest
+# keep pytest's order after them
 LONGEST_FIRST = (
-    "integration/test_storage.py",  # 137
-    "reliability/test_crash_safety.py",  # 126
-    "integration/test_cli_build.py",  # 105
-    "reliability/test_recovery.py",  # not in that run: ~350 on a machine 2-3x slower
-    "reliability/test_concurrency.py",  # 80
-    "integration/test_team_lake_pg.py",  # 44
-    "browser/test_report.py",  # 37
-    "bench/test_bench_quick.py",  # 37
-    "integration/test_cli.py",  # 31
-    "integration/test_readme_tour.py",  # about 30: two builds (added after that run)
-    "reliability/test_bad_input.py",  # 30
-    "integration/test_views.py",  # 30
-    "reliability/test_hostile_input.py",  # 28
-    "reliability/test_reconciliation.py",  # 22
+    "reliability/test_crash_safety.py",  # 245
+    "integration/test_storage.py",  # 233
+    "integration/test_cli_build.py",  # 219
+    "reliability/test_concurrency.py",  # 177
+    "integration/test_team_lake_pg.py",  # 162
+    "browser/test_report.py",  # 109
+    "reliability/test_recovery.py",  # 92
+    "integration/test_cli.py",  # 83
+    "reliability/test_hostile_input.py",  # 77
+    "bench/test_bench_quick.py",  # 70
+    "integration/test_compare_across_builds.py",  # 68
+    "integration/test_verdicts.py",  # 60
+    "reliability/test_reconciliation.py",  # 59
+    "integration/test_view_memory.py",  # 55
+    "reliability/test_bad_input.py",  # 53
+    "integration/test_smoke.py",  # 46
+    "integration/test_queries.py",  # 41
+    "integration/test_readme_tour.py",  # 29
+    "integration/test_views.py",  # 24
 )
 
 

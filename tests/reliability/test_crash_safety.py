@@ -171,7 +171,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CrashRig]:
     yield CrashRig(lanes, before, reference, build_seconds, runs[0])
 
 
-KILLS = 6
+KILLS = 5
+"""Random kills, plus one at start-up: six scenarios, three rounds on the two lanes (seven
+took a fourth round for one scenario)."""
 
 
 def test_sigkill_at_random_moments(rig: CrashRig) -> None:
