@@ -2,7 +2,7 @@
 
 Used by the package's reader (:func:`skillwalker_py.jsonl.iter_jsonl`), the
 stream parser (:func:`skillwalker_py.stream.iter_stream_json_lines`) and the
-build's import (``skillwalker_py.pipeline.ingest``, whose rejected lines
+build's import (``skillwalker_py.pipeline.lines``, whose rejected lines
 ``skillwalker-data rejected`` and the ``rejected_lines`` view show). A line goes
 through these steps in order; the first that fails gives the line's reason:
 

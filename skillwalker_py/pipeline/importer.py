@@ -22,7 +22,7 @@ against the source's declared columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -68,10 +68,11 @@ def _stage(cur: Any, name: str, table: pa.Table, *, append: bool = False) -> Non
 
 
 def import_table(con: Any, table: str, output_dir: str, meta: Mapping[str, Any], *,
-                 full: bool, replace_run_ids: Sequence[str] = ()) -> int:
+                 full: bool, replace_run_ids: object = None) -> int:
     """Plan, read and stage this build's input of storage ``table`` (its source's ``meta``)
     under ``output_dir`` on a cursor of ``con``; ``full``: read every file (the table does
-    not exist yet, or a rebuild). Returns the number of files read."""
+    not exist yet, or a rebuild); ``replace_run_ids``: the var as given. Returns the number
+    of files read."""
     cur = con.cursor()
     try:
         rows = None

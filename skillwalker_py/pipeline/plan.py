@@ -37,6 +37,7 @@ import pyarrow as pa
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import sql_string as _sql_string
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
+from skillwalker_py.runid import run_id_list
 
 __all__ = [
     "IMPORT_LOG",
@@ -175,12 +176,14 @@ def _hash_if_moved(con: Any, found: list[InputFile], table: str, log: str) -> di
 
 
 def plan(con: Any, table: str, meta: Mapping[str, Any], output_dir: str, *,
-         replace_run_ids: Sequence[str] = (), full: bool = False,
+         replace_run_ids: object = None, full: bool = False,
          log: str = IMPORT_LOG, rejects: str = REJECTED_LINES) -> list[Row]:
     """The files of ``table`` (its source's ``meta``: ``per_run_file``, ``legacy_file`` or
     ``document_dir``) under ``output_dir`` (absolute) that this build must read, as rows of
     :data:`PLAN_COLUMNS`, read on ``con`` (a DuckDB connection with the lake's import log
-    ``log`` and rejected lines ``rejects``). ``full``: read every file (a rebuild).
+    ``log`` and rejected lines ``rejects``). ``full``: read every file (a rebuild);
+    ``replace_run_ids``: the var as given (:func:`skillwalker_py.runid.run_id_list` reads
+    it, and raises on a value that is not a run ID).
 
     The files are listed here (:func:`input_files`: one ``stat`` each, nothing
     read) and compared with the log in SQL. A file is read when:
@@ -214,6 +217,7 @@ def plan(con: Any, table: str, meta: Mapping[str, Any], output_dir: str, *,
     """
     out = str(output_dir).rstrip("/")
     tbl = _sql_string(table)
+    replace = run_id_list(replace_run_ids, "replace_run_ids")
     found = input_files(out, meta)
     marker = _stat(f"{out}/{MARKER_FILE}", None)
     try:
@@ -257,7 +261,7 @@ marker as (
        or (l.inode is not null and not ({same_id.format(t="m")}))
 ),
 forced as (
-    select unnest({_sql_list(replace_run_ids)}) as run
+    select unnest({_sql_list(replace)}) as run
     union all
     select run from (select unnest({_sql_list(marker_runs)}) as run)
     where exists (select 1 from marker)

@@ -174,8 +174,7 @@ class Plugin(BasePlugin):
         from dbt.flags import get_flags
 
         given = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
-        replace = runid.run_id_list(given.get("replace_run_ids") if isinstance(given, dict)
-                                    else None, "replace_run_ids")
+        replace = given.get("replace_run_ids") if isinstance(given, dict) else None
         meta = {"per_run_file": per_run_file, "legacy_file": legacy_file,
                 "document_dir": document_dir}
         return importer.import_table(self._conn, table, output_dir, meta, full=bool(full),
