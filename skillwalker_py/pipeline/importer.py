@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from skillwalker_py.lake import ALIAS, sql_string
 from skillwalker_py.pipeline import plan as planning

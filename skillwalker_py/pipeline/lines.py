@@ -64,7 +64,8 @@ def _cannot_read(exc: OSError) -> str:
 def _open_regular(path: str) -> tuple[IO[bytes] | None, FileRead | None]:
     """The open file, or None and what the read says of a path that is not a readable
     regular file (one rejected "line" without a number)."""
-    unreadable = None
+    unreadable: OSError | None = None
+    st: os.stat_result | None
     try:
         st = os.stat(path)
     except FileNotFoundError as exc:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import sql_string as _sql_string

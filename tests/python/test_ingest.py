@@ -44,26 +44,29 @@ TEST_RUN = {"per_run_file": "test-run.jsonl", "legacy_file": "test-run.jsonl"}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, out: Path, table: str = "test_run",
-          meta: dict[str, str] | None = None, **extra: object) -> list[plan.Row]:
+          meta: dict[str, str] | None = None, *, full: bool = False,
+          replace_run_ids: object = None) -> list[plan.Row]:
     return plan.plan(con, table, meta or TEST_RUN, str(out), log="log", rejects="rejects",
-                     **extra)  # type: ignore[arg-type]
+                     full=full, replace_run_ids=replace_run_ids)
 
 
-def _plan(con: duckdb.DuckDBPyConnection, out: Path, **extra: object) -> list[tuple[object, ...]]:
-    return sorted(((r["kind"], r["key"], r["path"]) for r in _rows(con, out, **extra)),
-                  key=lambda r: (r[0], r[1], r[2] or ""))
+def _plan(con: duckdb.DuckDBPyConnection, out: Path, *, full: bool = False,
+          replace_run_ids: object = None) -> list[tuple[object, ...]]:
+    rows = _rows(con, out, full=full, replace_run_ids=replace_run_ids)
+    return sorted(((r["kind"], r["key"], r["path"]) for r in rows),
+                  key=lambda r: (str(r[0]), str(r[1]), str(r[2] or "")))
 
 
-def _pending(con: duckdb.DuckDBPyConnection, out: Path,
-             **extra: object) -> list[tuple[object, ...]]:
+def _pending(con: duckdb.DuckDBPyConnection, out: Path, *,
+             full: bool = False) -> list[tuple[object, ...]]:
     """The plan without its run folders (kind dir)."""
-    return [p for p in _plan(con, out, **extra) if p[0] != "dir"]
+    return [p for p in _plan(con, out, full=full) if p[0] != "dir"]
 
 
-def _log_everything(con: duckdb.DuckDBPyConnection, out: Path, **args: object) -> None:
+def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     """Record every file the plan lists as imported (what sw_record_import does: a file
     read with the hash its read computed, the marker with its runs, a verified file)."""
-    for r in _rows(con, out, **args):
+    for r in _rows(con, out):
         if r["kind"] in ("rows", "marker", "verified"):
             digest = plan.content_hash(r["path"]) if r["kind"] == "rows" else r["content_hash"]
             con.execute(
@@ -341,6 +344,7 @@ def test_read_counts_lines_like_a_split(tmp_path: Path, data: bytes) -> None:
     path.write_bytes(data)
     out = _read(path)
     assert (out.lines_read, out.lines_blank) == _reference(data)
+    assert out.lines_read is not None and out.lines_blank is not None
     assert len(out.lines) + len(out.rejected) == out.lines_read - out.lines_blank
 
 
