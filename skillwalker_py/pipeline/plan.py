@@ -1,11 +1,6 @@
-"""Which files of one storage table a build reads: the plan, from the lake's import log.
-
-A file is read when no earlier import of it, with the same size and modification time,
-is in the import log (``sw_import_log``, committed in the same transaction as the rows it
-describes), or when it is logged so but was re-created (its inode or change time moved)
-with another content hash; when its run is in ``replace_run_ids``; when its run was added
-to ``.re-evaluated-runs.json``; or on a rebuild. File metadata comes from ``os.stat``,
-without reading the content (only a re-created file is hashed).
+"""Which files of one storage table a build reads: the plan (:func:`plan`), from the
+lake's import log (``sw_import_log``, committed in the same transaction as the rows it
+describes) and ``os.stat`` of the files, without reading them.
 
 ``skillwalker-data build`` plans every table before dbt starts
 (:func:`skillwalker_py.pipeline.state.lake_state`) and hands the plans over
