@@ -467,3 +467,31 @@ def test_the_project_yaml_loads_as_pyyamls_safe_loader_loads_it() -> None:
     assert len(files) > 5
     for path in files:
         assert project.project_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path
+
+
+# --------------------------------------------------------------------------- one step
+
+
+def test_a_handed_over_plan_is_taken_once_and_only_at_its_snapshot() -> None:
+    """The command's plan of a table (made before dbt starts) is the build's when the lake's
+    last finished build is still the one it was made at, and once; else the build plans."""
+    rows: list[plan.Row] = [{"path": "/o/runs/x/f.jsonl", "kind": "rows"}]
+    plan.hand_over({("/o", "test_run"): (7, rows)})
+    assert plan.handed_over("/o/", "test_config", 7) is None  # another table
+    assert plan.handed_over("/o/", "test_run", 8) is None  # the lake moved on: taken, unused
+    assert plan.handed_over("/o", "test_run", 7) is None
+    plan.hand_over({("/o", "test_run"): (7, rows)})
+    assert plan.handed_over("/o/", "test_run", 7) == rows
+    assert plan.handed_over("/o", "test_run", 7) is None
+    plan.hand_over({})
+
+
+def test_a_storage_model_calls_python_once() -> None:
+    """The storage models' SQL calls one Python function, the import step, once per table:
+    the pre-hook's only call, and no macro of the storage path hands JSON to Python."""
+    macros = Path(__file__).resolve().parents[2] / "macros"
+    stage = (macros / "storage" / "sw_stage.sql").read_text(encoding="utf-8")
+    assert stage.count("sw_import(") == 1
+    storage = "".join(p.read_text(encoding="utf-8") for p in (macros / "storage").glob("*.sql")
+                      if p.name != "sw_run_id_list.sql")  # on-run-start's, once per build
+    assert "sw_call(" not in storage and "read_json" not in storage
