@@ -1,5 +1,6 @@
-"""CPU seconds of reading one JSONL file line by line: the import's line-by-line reader
-(``skillwalker_py.pipeline.ingest.sanitize``) and the package's reader
+"""CPU seconds of reading one JSONL file line by line: the import's reader
+(``skillwalker_py.pipeline.lines.read_file``: every line, counted and hashed) and the
+package's reader
 (``skillwalker_py.jsonl.read_jsonl``), both on the same file.
 
 The file: ``--lines`` test-results lines of about 400 bytes (a run folder's
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skillwalker_py.jsonl import read_jsonl
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import lines
 
 RUN = "20260316T153306"
 BAD = (b"{oops\n", b'{"a":"\xff"}\n', b"[1, 2]\n")
@@ -70,16 +71,15 @@ def main() -> None:
         size = path.stat().st_size
 
         def import_reader() -> None:
-            out = ingest.sanitize({"files": [{"path": str(path), "key": RUN}],
-                                   "out_dir": tmp + "/out"})
-            assert out["rejected"] == bad, out
+            out = lines.read_file(str(path), document=False, size=None, mtime_ns=None)
+            assert len(out.rejected) == bad, out.rejected
 
         def package_reader() -> None:
             assert len(read_jsonl(path).errors) == bad
 
         print(f"{args.lines:,} lines, {size / 2**20:.1f} MiB, {bad} bad; "
               f"CPU seconds, median of {args.repeat} (min-max)")
-        for name, fn in (("import (sanitize)", import_reader),
+        for name, fn in (("import (read_file)", import_reader),
                          ("package (read_jsonl)", package_reader)):
             times = cpu_seconds(fn, args.repeat)
             print(f"  {name:22} {statistics.median(times):.3f}  "

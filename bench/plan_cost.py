@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
-"""What the content fingerprint costs the plan, and the scan (issue "Nothing lost", item 3).
+"""What the content fingerprint costs the plan, and the read (issue "Nothing lost", item 3).
 
-The plan (``skillwalker_py.pipeline.ingest.plan_sql``) compares each input file's
+The plan (``skillwalker_py.pipeline.plan.plan``) compares each input file's
 size and modification time with the lake's import log, and since the fingerprint
 also its inode and change time: a file logged with its size and time whose inode
 or change time moved (``cp -p``, ``rsync -t``, but also ``chmod`` or a hard link)
-is hashed (sha256) and read only when its content differs. The scan hashes every
-file it counts, so the log has the hash to compare with.
+is hashed (sha256) and read only when its content differs. The import's read hashes
+every file it reads, so the log has the hash to compare with.
 
 For each number of files (one small test-results file per run folder), in one
 process, on a plain DuckDB import log filled as builds fill it:
 
-* ``nothing new``: the plan as it runs, and ``without``: the same plan with the
-  fingerprint's comparison taken out of its SQL (what the plan cost before; the
-  ``stat`` call is the same, it gives the inode and change time too);
+* ``nothing new``: the plan as it runs;
 * ``all moved``: every file's change time moved (``chmod``, same content): the plan
   hashes every file, once (they are then logged again and cost as nothing new);
-* the scan's CPU seconds per GiB with and without the hash, on one 64 MiB file.
+* the read's CPU seconds per GiB (``skillwalker_py.pipeline.lines.read_file``: every
+  line by the rule set, counted and hashed) with and without the hash, on one 64 MiB
+  file.
 
 Usage::
 
@@ -45,7 +45,8 @@ from unittest import mock
 
 import duckdb
 
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import lines
+from skillwalker_py.pipeline import plan as planning
 
 LOG_DDL = """
 create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIGINT,
@@ -55,11 +56,7 @@ create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIG
 create table rejects (source_table VARCHAR, file VARCHAR, line BIGINT, test_run_id VARCHAR,
     reason VARCHAR, raw VARCHAR, build_id VARCHAR)
 """
-META = {"table": "test_results", "per_run_file": "test-results.jsonl", "log": "log",
-        "rejects": "rejects"}
-FINGERPRINT = ("and not (l.inode is not distinct from f.inode "
-               "and l.ctime_ns is not distinct from f.ctime_ns) as moved")
-"""The fingerprint's comparison in the plan's SQL (``without`` replaces it by ``false``)."""
+META = {"per_run_file": "test-results.jsonl"}
 
 
 def _line(run: str, case: int) -> str:
@@ -79,24 +76,24 @@ def make_output(root: Path, files: int) -> Path:
     return out
 
 
-def plan(con: duckdb.DuckDBPyConnection, out: Path, *, without: bool = False) -> int:
-    sql = ingest.plan_sql({**META, "output_dir": str(out)})
-    if without:
-        assert FINGERPRINT in sql
-        sql = sql.replace(FINGERPRINT, "and false as moved")
-    row = con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone()
-    assert row is not None
-    return int(row[0])
+def _rows(con: duckdb.DuckDBPyConnection, out: Path) -> list[planning.Row]:
+    return planning.plan(con, "test_results", META, str(out), log="log", rejects="rejects")
+
+
+def plan(con: duckdb.DuckDBPyConnection, out: Path) -> int:
+    return sum(1 for r in _rows(con, out) if r["kind"] != "dir")
 
 
 def log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     """What sw_record_import logs: each file read with its hash, each verified file."""
-    sql = ingest.plan_sql({**META, "output_dir": str(out)})
-    con.execute(
-        f"insert into log select 'b', 'test_results', path, size, mtime_ns, NULL, key, "
-        f"run_from_path, kind, 0, 0, [], now(), inode, ctime_ns, "
-        f"case when kind = 'rows' then sw_content_hash(path) else content_hash end, listed_runs "
-        f"from ({sql}) where kind in ('rows', 'marker', 'verified')")
+    for r in _rows(con, out):
+        if r["kind"] in ("rows", "marker", "verified"):
+            digest = planning.content_hash(r["path"]) if r["kind"] == "rows" \
+                else r["content_hash"]
+            con.execute("insert into log values ('b', 'test_results', ?, ?, ?, NULL, ?, ?, ?, "
+                        "0, 0, [], now(), ?, ?, ?, ?)",
+                        [r["path"], r["size"], r["mtime_ns"], r["key"], r["run_from_path"],
+                         r["kind"], r["inode"], r["ctime_ns"], digest, r["listed_runs"]])
 
 
 def timed(fn: Callable[[], Any], repeat: int, before: Callable[[], None] | None = None
@@ -123,7 +120,7 @@ class _NoHash:
 
 @contextmanager
 def no_hash() -> Iterator[None]:
-    """The scan without its hash (the digest's update does nothing)."""
+    """The read without its hash (the digest's update does nothing)."""
     with mock.patch("hashlib.sha256", lambda *a, **k: _NoHash()):
         yield
 
@@ -134,9 +131,12 @@ def scan_cost(root: Path, repeat: int) -> dict[str, Any]:
         line = _line("20270101T000000", 0)
         fh.write(line * (64 * 2**20 // len(line)))
     gib = big.stat().st_size / 2**30
-    with_hash = timed(lambda: ingest._scan_file(str(big)), repeat)
+    def read() -> None:
+        lines.read_file(str(big), document=False, size=None, mtime_ns=None)
+
+    with_hash = timed(read, repeat)
     with no_hash():
-        without = timed(lambda: ingest._scan_file(str(big)), repeat)
+        without = timed(read, repeat)
     return {"bytes": big.stat().st_size,
             "cpu_s_per_gib": round(with_hash["cpu_s"] / gib, 3),
             "cpu_s_per_gib_without_hash": round(without["cpu_s"] / gib, 3)}
@@ -148,10 +148,9 @@ def measure(files: int, repeat: int) -> dict[str, Any]:
         out = make_output(root, files)
         con = duckdb.connect()
         con.execute(LOG_DDL)
-        ingest.add_plan_functions(con)
         assert plan(con, out) == files
         log_everything(con, out)
-        assert plan(con, out) == 0 and plan(con, out, without=True) == 0
+        assert plan(con, out) == 0
         found = sorted((out / "runs").glob("*/test-results.jsonl"))
         mode = [0o644]
 
@@ -167,8 +166,6 @@ def measure(files: int, repeat: int) -> dict[str, Any]:
         return {
             "files": files,
             "nothing_new": timed(lambda: plan(con, out), repeat),
-            "nothing_new_without_fingerprint": timed(lambda: plan(con, out, without=True),
-                                                     repeat),
             "all_moved": moved,
         }
 
@@ -179,16 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="repeats, median reported (5)")
     ns = p.parse_args(argv)
     print(f"load average (1 min) at start {os.getloadavg()[0]:.1f}")
-    print(f"{'files':>6}  {'nothing new':>21}  {'without fingerprint':>21}  "
+    print(f"{'files':>6}  {'nothing new':>21}  "
           f"{'all moved (chmod)':>21}   (wall / CPU s, medians of {ns.repeat})")
     for n in (int(x) for x in ns.files.split(",")):
         r = measure(n, ns.repeat)
         cells = [f"{r[k]['wall_s']:8.3f} / {r[k]['cpu_s']:8.3f}" for k in
-                 ("nothing_new", "nothing_new_without_fingerprint", "all_moved")]
+                 ("nothing_new", "all_moved")]
         print(f"{n:6d}  " + "  ".join(f"{c:>21}" for c in cells))
     with tempfile.TemporaryDirectory(prefix="plan-cost-") as tmp:
         s = scan_cost(Path(tmp), ns.repeat)
-    print(f"scan of {s['bytes'] / 2**20:.0f} MiB: {s['cpu_s_per_gib']} CPU s per GiB with the "
+    print(f"read of {s['bytes'] / 2**20:.0f} MiB: {s['cpu_s_per_gib']} CPU s per GiB with the "
           f"hash, {s['cpu_s_per_gib_without_hash']} without")
     print(f"load average (1 min) at the end {os.getloadavg()[0]:.1f}")
     return 0

@@ -2,7 +2,7 @@
 
 Used by the package's reader (:func:`skillwalker_py.jsonl.iter_jsonl`), the
 stream parser (:func:`skillwalker_py.stream.iter_stream_json_lines`) and the
-build's import (``skillwalker_py.pipeline.ingest``, whose rejected lines
+build's import (``skillwalker_py.pipeline.lines``, whose rejected lines
 ``skillwalker-data rejected`` and the ``rejected_lines`` view show). A line goes
 through these steps in order; the first that fails gives the line's reason:
 
@@ -82,8 +82,7 @@ MAX_LINE_BYTES: Final = 32 * 2**20
 """The longest line (bytes, without its line break) that is read; a longer line is
 rejected as "line too large" without being held in memory whole. Measured: a 60 MiB
 line ran the build out of memory under the default 1GB limit, a 32 MiB one imports.
-The build passes it to DuckDB's JSON readers too (``maximum_object_size`` in
-``macros/storage/sw_read_source.sql``)."""
+The build's import step reads every line by this limit (``skillwalker_py.pipeline.lines``)."""
 BOM: Final = b"\xef\xbb\xbf"
 """The UTF-8 byte order mark, skipped at the start of a file's first line."""
 BLANK: Final = b" \t\r\n\x0b\x0c"

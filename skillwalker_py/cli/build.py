@@ -26,7 +26,7 @@ from skillwalker_py import lake, queries
 from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
 from skillwalker_py.errors import InvalidRunIdError, RunIdListError
-from skillwalker_py.pipeline import ingest, invocation, lock, provenance
+from skillwalker_py.pipeline import invocation, lock, plan, project, provenance
 from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.runid import run_id_list, validate_run_id
 
@@ -110,20 +110,27 @@ def leave_out(*, views: bool, tables: Iterable[str] = ()) -> list[str]:
 
 
 def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
-            keep_views: bool = False, idle_tables: Iterable[str] = ()) -> int:
+            keep_views: bool = False, idle_tables: Iterable[str] = (),
+            plans: Mapping[tuple[str, str], tuple[int, list[plan.Row]]] | None = None) -> int:
     """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
 
     ``keep_views``: leave out the views and seeds; ``idle_tables``: leave out these storage
-    tables, which have no file to read (:func:`leave_out`; the progress says both).
+    tables, which have no file to read (:func:`leave_out`; the progress says both);
+    ``plans``: the plans of the storage tables made before (``lake_state``), handed over to
+    the build's import step (:func:`skillwalker_py.pipeline.plan.hand_over`).
 
     Prints progress (or dbt's own output with ``--verbose``) and a one-line summary.
     Python's cycle collector is paused from dbt's import to the summary, and what the
     build allocated is frozen for the rest of the command
     (:func:`~skillwalker_py.pipeline.invocation.cycle_collection_paused`).
     """
-    with invocation.cycle_collection_paused(freeze=True):
-        return _run_dbt(args, dbt_vars, extra, keep_views=keep_views,
-                        idle_tables=sorted(idle_tables))
+    plan.hand_over(plans or {})
+    try:
+        with invocation.cycle_collection_paused(freeze=True):
+            return _run_dbt(args, dbt_vars, extra, keep_views=keep_views,
+                            idle_tables=sorted(idle_tables))
+    finally:
+        plan.hand_over({})
 
 
 def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
@@ -251,7 +258,7 @@ def _check_output_dir(output: Path) -> None:
 def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The vars of ``--vars`` and of a ``--vars`` among the extra dbt arguments, validated
     (merged, the later wins), and the extra arguments without them."""
-    declared = ingest.declared_vars(project_dir())
+    declared = project.declared_vars(project_dir())
     texts = [args.vars] if getattr(args, "vars", None) else []
     rest: list[str] = []
     i = 0
@@ -303,7 +310,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     extra = ["--select", *args.select] if args.select else []
     # (nothing_to_read is known for a build that may skip dbt only: a plain one)
     return run_dbt(args, dbt_vars, extra + more, keep_views=keep,
-                   idle_tables=state.nothing_to_read)
+                   idle_tables=state.nothing_to_read, plans=state.plans)
 
 
 def _run_storage_build(args: argparse.Namespace, dbt_vars: Mapping[str, Any], *,

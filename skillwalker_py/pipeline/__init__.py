@@ -6,8 +6,10 @@ itself); these modules serve ``dbt build`` and ``skillwalker-data build``:
 
 - :mod:`.plugin`: the dbt-duckdb plugin named in ``profiles.yml`` (extensions,
   the lake's secret, the build lock, the ``sw_*`` functions);
-- :mod:`.ingest`: which files a build reads, the line-by-line sanitizer, line
-  counts (pure functions behind the ``sw_*`` functions);
+- :mod:`.importer`: the import step of a storage table (one call per table per build:
+  ``sw_import``), made of :mod:`.plan` (which files a build reads, from the import log)
+  and :mod:`.lines` (how a file's lines are read, counted and hashed);
+- :mod:`.project`: the project's vars and the fingerprint of what its SQL is made of;
 - :mod:`.lock`: the build lock (one build of a lake at a time) and how long a build
   waits for another build;
 - :mod:`.state`: what the command asks of the lake before running dbt (skip an

@@ -13,17 +13,12 @@ DuckLake and SQLite extensions from their PyPI packages (no download; see
 :func:`skillwalker_py.lake.load_extensions`), creates the DuckLake secret the
 profile attaches (the lake named by the environment, :func:`build_lake`), creates
 the DuckDB macros whose rule lives in Python (:func:`add_sql_macros`: the run-ID
-rule, the unfinished builds) and registers scalar functions that take and return
-JSON text:
+rule, the unfinished builds) and registers the import step of a storage table,
+``sw_import(table, output_dir, full, per_run_file, legacy_file, document_dir)``
+(:func:`skillwalker_py.pipeline.importer.import_table`: it plans, reads and stages the
+table's input on a cursor of this connection; a storage model's pre-hook calls it once),
+and scalar functions of the build's hooks that take and return JSON text:
 
-- ``sw_plan_sql``: the SQL listing a table's files to read
-  (:func:`skillwalker_py.pipeline.ingest.plan_sql`), and ``sw_content_hash``, which that
-  SQL calls for a file re-created with the size and time the import log has;
-- ``sw_sanitize``: split flagged files into clean lines and rejected lines;
-- ``sw_scan_lines``: count and hash each file's lines before it is read (the
-  reconciliation, the import log's ``content_hash``), and find the files to read line by
-  line from the start and those that cannot be opened (rejected, not logged);
-- ``sw_stat_files``: each file's size and time after the read;
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
 - ``sw_run_id_list``: ``{"var": name, "value": var(name)}``: a run-ID list var as a
@@ -52,7 +47,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from skillwalker_py import lake, runid
-from skillwalker_py.pipeline import ingest, lock, provenance, state, team_lock
+from skillwalker_py.pipeline import importer, lock, project, provenance, state, team_lock
 
 _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
@@ -173,6 +168,18 @@ class Plugin(BasePlugin):
             team_lock.check_held(self.lake.catalog)
         return "held"
 
+    def _import(self, table: str, output_dir: str, full: bool, per_run_file: str | None,
+                legacy_file: str | None, document_dir: str | None) -> int:
+        """``sw_import``: the import step of ``table`` (the files read)."""
+        from dbt.flags import get_flags
+
+        given = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
+        replace = given.get("replace_run_ids") if isinstance(given, dict) else None
+        meta = {"per_run_file": per_run_file, "legacy_file": legacy_file,
+                "document_dir": document_dir}
+        return importer.import_table(self._conn, table, output_dir, meta, full=bool(full),
+                                     replace_run_ids=replace)
+
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
 
@@ -188,15 +195,11 @@ class Plugin(BasePlugin):
                 f"data_path {lake.sql_string(self.lake.data_path)})"
             )
         functions: dict[str, Callable[[str], str]] = {
-            "sw_plan_sql": _json_udf(ingest.plan_sql),
-            "sw_sanitize": _json_udf(ingest.sanitize),
-            "sw_scan_lines": _json_udf(ingest.scan_lines),
-            "sw_stat_files": _json_udf(ingest.stat_files),
             "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
             "sw_run_id_list": _json_udf(lambda args: runid.run_id_list(args["value"], args["var"])),
             "sw_forget_run_ids": _json_udf(lambda _args: state.forget_run_ids()),
             "sw_project_fingerprint": _json_udf(
-                lambda args: ingest.project_fingerprint(
+                lambda args: project.project_fingerprint(
                     args["project_dir"], _given_vars(args.get("vars"))
                 )
             ),
@@ -207,7 +210,12 @@ class Plugin(BasePlugin):
         }
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
-        ingest.add_plan_functions(conn)  # what the SQL of sw_plan_sql calls
+        conn.create_function(
+            "sw_import", self._import,
+            [sqltypes.VARCHAR, sqltypes.VARCHAR, sqltypes.BOOLEAN, sqltypes.VARCHAR,
+             sqltypes.VARCHAR, sqltypes.VARCHAR], sqltypes.BIGINT,
+            null_handling="special", side_effects=True)
+        self._conn = conn
         add_sql_macros(conn)
         # The data tests' scope (macros/hooks/sw_test_scope_sql.sql) as it is outside a
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.

@@ -5,9 +5,9 @@ from :func:`record`, which the plugin's ``sw_build_provenance`` returns):
 
 * ``project_version``: :func:`project_version`, the package's version, the start of
   the hash of the dbt project's files, and the dbt versions: what
-  :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` hashes, readable;
+  :func:`~skillwalker_py.pipeline.project.project_fingerprint` hashes, readable;
 * ``view_vars``: the vars given that shape the views, as JSON (``{}``: the
-  project's defaults; :func:`~skillwalker_py.pipeline.ingest.view_vars`);
+  project's defaults; :func:`~skillwalker_py.pipeline.project.view_vars`);
 * ``hostname`` and ``os_user``: the machine and the operating-system user.
 
 On a team lake (a PostgreSQL catalog) every teammate's build reads and replaces
@@ -29,7 +29,7 @@ from typing import Any
 import duckdb
 
 from skillwalker_py.lake import ALIAS, LakeConfig, open_instance
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import project
 
 __all__ = ["hostname", "os_user", "project_version", "record", "vars_text", "views_conflict"]
 
@@ -50,7 +50,7 @@ def project_version(project_dir: str | os.PathLike[str]) -> str:
     """The project's version as a person reads it: ``skillwalker-data 0.1.0 (project files
     1a2b3c4d5e6f), dbt-core 1.11.2, dbt-duckdb 1.10.0``. Two checkouts whose dbt files
     differ by a byte show other ``project files``."""
-    files = ingest.project_files_digest(project_dir)[:_FILES_SHOWN]
+    files = project.project_files_digest(project_dir)[:_FILES_SHOWN]
     return (f"skillwalker-data {_version('skillwalker-data')} (project files {files}), "
             f"dbt-core {_version('dbt-core')}, dbt-duckdb {_version('dbt-duckdb')}")  # fmt: skip
 
@@ -86,7 +86,7 @@ def record(
     """What a build records of itself in ``sw_builds`` besides its fingerprint."""
     return {
         "project_version": project_version(project_dir),
-        "view_vars": vars_text(ingest.view_vars(project_dir, dbt_vars)),
+        "view_vars": vars_text(project.view_vars(project_dir, dbt_vars)),
         "hostname": hostname(),
         "os_user": os_user(),
     }
@@ -108,7 +108,7 @@ def views_conflict(
     It may when the lake is embedded (one user's: its vars are theirs), has no finished
     build, does not know what built its views (``views_fingerprint`` NULL: the next build
     builds them all), or when its views were built from this build's
-    :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` (same project files, view
+    :func:`~skillwalker_py.pipeline.project.project_fingerprint` (same project files, view
     vars and dbt versions). Otherwise the line names both sides: the version and vars of
     the last build made with the lake's views' fingerprint (its id, user, machine, time).
     """
@@ -127,7 +127,7 @@ def views_conflict(
                           "order by finished_at desc limit 1").fetchone()  # fmt: skip
         if row is None or row[0] is None:
             return None
-        mine = ingest.project_fingerprint(project_dir, dbt_vars)
+        mine = project.project_fingerprint(project_dir, dbt_vars)
         if row[0] == mine:
             return None
         columns = ", ".join(c if c in have else f"NULL as {c}"
@@ -148,7 +148,7 @@ def views_conflict(
         by = f" by {user}" if user else ""
         on = f" on {host}" if host else ""
         who = f" (last such build: {str(build_id)[:8]}{by}{on}, {when})"
-    ours = _side(project_version(project_dir), vars_text(ingest.view_vars(project_dir, dbt_vars)))
+    ours = _side(project_version(project_dir), vars_text(project.view_vars(project_dir, dbt_vars)))
     return (f"the team lake's views were built by {theirs}{who}; this build is {ours}: "
             "it would replace every view for every reader. Build with the lake's version "
             "and vars, or pass --replace-views to replace them on purpose "

@@ -10,7 +10,7 @@
 * :func:`forget_run_ids`: the runs a build removes (:data:`FORGET_RUN_IDS_ENV`).
 
 They read the lake with the rules the build itself uses: the pending files of
-each table come from :func:`skillwalker_py.pipeline.ingest.plan_sql`, the finished
+each table come from :func:`skillwalker_py.pipeline.plan.plan`, the finished
 build from :func:`skillwalker_py.lake.finished_snapshot`. What the lake holds is
 read at the last finished build, never at a newer commit of a build that did
 not finish (which the next build undoes).
@@ -22,7 +22,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from skillwalker_py.lake import (
     open_instance,
     sql_string,
 )
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import plan, project
 from skillwalker_py.runid import run_id_list
 
 __all__ = [
@@ -75,7 +75,7 @@ def forget_run_ids(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The ``output`` source tables of the project: name -> meta (file names, document folder)."""
-    spec = ingest.project_yaml(Path(project_dir) / SOURCES_YML)
+    spec = project.project_yaml(Path(project_dir) / SOURCES_YML)
     return {
         table["name"]: dict(table.get("meta") or {})
         for source in spec.get("sources", [])
@@ -120,6 +120,11 @@ class LakeState:
     """Storage tables with no file to read, when the lake is otherwise as up to date as
     :attr:`up_to_date` asks (nothing to undo, tests passed on the same project): a build
     may leave their models out. Empty when that is not known."""
+    plans: Mapping[tuple[str, str], tuple[int, list[plan.Row]]] = \
+        field(default_factory=dict)
+    """The plan of each table made under the same conditions, ``(output_dir, table)`` ->
+    (the last finished build's snapshot, the plan's rows): what the command hands over to
+    the build (:func:`skillwalker_py.pipeline.plan.hand_over`)."""
 
 
 def lake_state(
@@ -129,7 +134,7 @@ def lake_state(
     """Read what :class:`LakeState` says from the lake, with the build's own rules.
 
     Both compare the last finished build's row in ``sw_builds`` with
-    :func:`~skillwalker_py.pipeline.ingest.project_fingerprint` of the project now:
+    :func:`~skillwalker_py.pipeline.project.project_fingerprint` of the project now:
 
     * ``views_current``: the views and seeds were built from the same fingerprint
       (``views_fingerprint``, kept by builds that left them out), and no build that
@@ -138,7 +143,7 @@ def lake_state(
       ``macros/hooks/sw_close_unfinished_builds.sql``, the same rule);
     * ``up_to_date``: no build was interrupted since (the next build has its
       commits to undo), that build's data tests all passed on the same fingerprint, and
-      no table has a file to read (:func:`~skillwalker_py.pipeline.ingest.plan_sql`,
+      no table has a file to read (:func:`~skillwalker_py.pipeline.plan.plan`,
       which also sees runs newly listed in ``.re-evaluated-runs.json``). With
       ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
       (a query each) and ``up_to_date`` is False;
@@ -163,26 +168,21 @@ def lake_state(
             return nothing
         if last is None:
             return nothing
-        fingerprint = ingest.project_fingerprint(project_dir, dbt_vars)
+        fingerprint = project.project_fingerprint(project_dir, dbt_vars)
         views_current = last[2] == fingerprint
         if interrupted or not check_inputs or not last[0] or last[1] != fingerprint:
             return LakeState(up_to_date=False, views_current=views_current)
         sources = storage_sources(project_dir)
-        ingest.add_plan_functions(con)
-        idle = frozenset(t for t, meta in sources.items()
-                         if _no_file_to_read(con, t, meta, output_dir))
+        out = str(output_dir).rstrip("/")
+        plans = {(out, t): (finished, plan.plan(con, t, meta, out))
+                 for t, meta in sources.items()}
+        # no file to read, to log again, or whose rejected lines go
+        idle = frozenset(t for (_, t), (_, rows) in plans.items()
+                         if all(r["kind"] == "dir" for r in rows))
         return LakeState(up_to_date=idle == set(sources), views_current=views_current,
-                         nothing_to_read=idle)
+                         nothing_to_read=idle, plans=plans)
     finally:
         con.close()
-
-
-def _no_file_to_read(con: duckdb.DuckDBPyConnection, table: str, meta: Mapping[str, Any],
-                     output_dir: Path) -> bool:
-    """No file of ``table`` is waiting in ``output_dir`` (the build's own plan of its files:
-    a file to read, to log again, or whose rejected lines go)."""
-    sql = ingest.plan_sql({**meta, "table": table, "output_dir": str(output_dir)})
-    return con.execute(f"select count(*) from ({sql}) where kind <> 'dir'").fetchone() == (0,)
 
 
 def runs_in_lake(config: LakeConfig) -> set[str]:
@@ -253,7 +253,7 @@ def _file_state(logged: _Logged) -> str | None:
     moved = logged.inode is not None and (st.st_ino, st.st_ctime_ns) != (logged.inode,
                                                                         logged.ctime_ns)
     if moved and logged.content_hash is not None \
-            and ingest.content_hash(logged.path) != logged.content_hash:
+            and plan.content_hash(logged.path) != logged.content_hash:
         return "changed"
     return None
 
@@ -267,7 +267,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     import log at the last finished build: the files of the build that last read the
     run for the table). Those files, with the same size and modification time, give
     the same rows, unless the file was re-created with them and another content (the
-    build's rule, :func:`skillwalker_py.pipeline.ingest.plan_sql`: its inode or change time
+    build's rule, :func:`skillwalker_py.pipeline.plan.plan`: its inode or change time
     moved since its last import and its sha256 differs from the one logged); so the run's
     rows are kept when every such file is still there as it was imported, and listed
     otherwise: the whole run in that table (one file holds a run's rows of a table in every

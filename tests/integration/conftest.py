@@ -30,8 +30,9 @@ import yaml
 from skillwalker_py import lake
 from skillwalker_py.cli.build import leave_out, validate_vars
 from skillwalker_py.cli.common import UsageError
-from skillwalker_py.pipeline import ingest, invocation, lock
+from skillwalker_py.pipeline import invocation, lock
 from skillwalker_py.pipeline import state as build_state
+from skillwalker_py.pipeline.project import declared_vars
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
@@ -162,7 +163,7 @@ def _vars_alone(args: tuple[str, ...], project_dir: Path) -> dict[str, Any] | No
     if len(args) != 2 or args[0] != "--vars":
         return None
     try:
-        return validate_vars(args[1], ingest.declared_vars(project_dir))
+        return validate_vars(args[1], declared_vars(project_dir))
     except UsageError:
         return None
 

@@ -463,8 +463,17 @@ def _pending(built: Built) -> DbtProject:
 
 
 def test_a_build_out_of_memory_says_so_and_which_limit_to_raise(built: Built) -> None:
-    """The line named "Runtime Error in model ..."; the cause was two lines below it."""
-    line = _failed_build(_pending(built), SKILLWALKER_MEMORY_LIMIT="50MB")
+    """The line named "Runtime Error in model ..."; the cause was two lines below it. The
+    pending results get a line of 20 MiB (a valid one), which the import hands to DuckDB
+    whole: more than 50 MB with the copies its typed read makes."""
+    project = _pending(built)
+    (run,) = built.sample.reevaluated_run_ids
+    results = project.output_dir / "runs" / run / "test-results.jsonl"
+    big = json.loads(results.read_text(encoding="utf-8").splitlines()[0])
+    big.update(test_case=big["test_case"] + "-big", actual="x" * (20 << 20))
+    with results.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(big) + "\n")
+    line = _failed_build(project, SKILLWALKER_MEMORY_LIMIT="50MB")
     assert ": out of memory (Out of Memory Error: failed to allocate " in line, line
     assert "raise SKILLWALKER_MEMORY_LIMIT (now 50MB; e.g. 4GB) (model test_results " in line
 

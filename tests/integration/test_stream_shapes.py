@@ -4,8 +4,8 @@ One module-scoped ``dbt build`` over three runs:
 
 * ``RUN_CLEAN``: every stream fixture of ``tests/python/fixtures/stream``
   whose lines are all JSON objects, one test execution each (eval
-  ``parity``), read in one pass (fast mode);
-* ``RUN_MESSY``: the fixtures with malformed lines, read line by line;
+  ``parity``), with no line rejected;
+* ``RUN_MESSY``: the fixtures with malformed lines (rejected, the others imported);
 * ``RUN_T``: eval ``triggers``, four executions whose streams are fixtures,
   with configs and expectation results: the hand answers of ``per_test``,
   ``test_run_summaries``, ``trigger_metrics``, ``tool_calls`` and

@@ -1,4 +1,5 @@
-"""skillwalker_py.pipeline.ingest: which files a build reads, bad lines, the build lock."""
+"""The import step's parts: which files a build reads (skillwalker_py.pipeline.plan) and how
+one file is read (skillwalker_py.pipeline.lines)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 from skillwalker_py import jsonline
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.markers import clear_reevaluated, mark_reevaluated
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import lines, plan, project
 
 RUN_A = "20260301T090000"
 RUN_B = "20260302T093700"
@@ -41,39 +40,46 @@ create table log (build_id VARCHAR, source_table VARCHAR, file VARCHAR, size BIG
 create table rejects (source_table VARCHAR, file VARCHAR, line BIGINT, test_run_id VARCHAR,
     reason VARCHAR, raw VARCHAR, build_id VARCHAR)
 """
-TEST_RUN = {"table": "test_run", "per_run_file": "test-run.jsonl",
-            "legacy_file": "test-run.jsonl", "log": "log", "rejects": "rejects"}
+TEST_RUN = {"per_run_file": "test-run.jsonl", "legacy_file": "test-run.jsonl"}
 
 
-def _plan(con: duckdb.DuckDBPyConnection, out: Path, **extra: object) -> list[tuple[object, ...]]:
-    sql = ingest.plan_sql({**TEST_RUN, "output_dir": str(out), **extra})
-    return con.execute(f"select kind, key, path from ({sql}) order by kind, key, path").fetchall()
+def _rows(con: duckdb.DuckDBPyConnection, out: Path, table: str = "test_run",
+          meta: dict[str, str] | None = None, *, full: bool = False,
+          replace_run_ids: object = None) -> list[plan.Row]:
+    return plan.plan(con, table, meta or TEST_RUN, str(out), log="log", rejects="rejects",
+                     full=full, replace_run_ids=replace_run_ids)
 
 
-def _pending(con: duckdb.DuckDBPyConnection, out: Path,
-             **extra: object) -> list[tuple[object, ...]]:
+def _plan(con: duckdb.DuckDBPyConnection, out: Path, *, full: bool = False,
+          replace_run_ids: object = None) -> list[tuple[object, ...]]:
+    rows = _rows(con, out, full=full, replace_run_ids=replace_run_ids)
+    return sorted(((r["kind"], r["key"], r["path"]) for r in rows),
+                  key=lambda r: (str(r[0]), str(r[1]), str(r[2] or "")))
+
+
+def _pending(con: duckdb.DuckDBPyConnection, out: Path, *,
+             full: bool = False) -> list[tuple[object, ...]]:
     """The plan without its run folders (kind dir)."""
-    return [p for p in _plan(con, out, **extra) if p[0] != "dir"]
+    return [p for p in _plan(con, out, full=full) if p[0] != "dir"]
 
 
-def _log_everything(con: duckdb.DuckDBPyConnection, out: Path, **args: object) -> None:
+def _log_everything(con: duckdb.DuckDBPyConnection, out: Path) -> None:
     """Record every file the plan lists as imported (what sw_record_import does: a file
-    read with the hash its scan computed, the marker with its runs, a verified file)."""
-    sql = ingest.plan_sql({**TEST_RUN, "output_dir": str(out), **args})
-    con.execute(
-        f"insert into log select 'b', source_table, path, size, mtime_ns, NULL, key, "
-        f"run_from_path, kind, 0, 0, [], now(), inode, ctime_ns, "
-        f"case when kind = 'rows' then sw_content_hash(path) else content_hash end, listed_runs "
-        f"from (select *, {args.get('table', 'test_run')!r} as source_table from ({sql})) "
-        f"where kind in ('rows', 'marker', 'verified')"
-    )
+    read with the hash its read computed, the marker with its runs, a verified file)."""
+    for r in _rows(con, out):
+        if r["kind"] in ("rows", "marker", "verified"):
+            digest = plan.content_hash(r["path"]) if r["kind"] == "rows" else r["content_hash"]
+            con.execute(
+                "insert into log values ('b', 'test_run', ?, ?, ?, NULL, ?, ?, ?, 0, 0, [], now(), "
+                "?, ?, ?, ?)",
+                [r["path"], r["size"], r["mtime_ns"], r["key"], r["run_from_path"], r["kind"],
+                 r["inode"], r["ctime_ns"], digest, r["listed_runs"]])
 
 
 @pytest.fixture
 def con() -> duckdb.DuckDBPyConnection:
     c = duckdb.connect()
     c.execute(LOG_DDL)
-    ingest.add_plan_functions(c)
     return c
 
 
@@ -226,11 +232,9 @@ def test_plan_documents_name_their_run(con: duckdb.DuckDBPyConnection, tmp_path:
     doc = _write(out / "scil-summary" / f"{RUN_C}.json", "{}")
     _write(out / "scil-summary" / "notes.txt", "stray")
     _write(tmp_path / "oXu't" / "scil-summary" / f"{RUN_A}.json", "{}")
-    sql = ingest.plan_sql({"table": "scil_summary", "document_dir": "scil-summary",
-                           "output_dir": str(out), "log": "log", "rejects": "rejects",
-                           "full": True})
-    rows = con.execute(f"select kind, key, run_from_path, path, regular from ({sql})").fetchall()
-    assert rows == [("rows", RUN_C, RUN_C, str(doc), True)]
+    rows = _rows(con, out, "scil_summary", {"document_dir": "scil-summary"}, full=True)
+    assert [(r["kind"], r["key"], r["run_from_path"], r["path"], r["regular"])
+            for r in rows] == [("rows", RUN_C, RUN_C, str(doc), True)]
 
 
 def test_plan_reports_what_is_not_a_regular_file_once(
@@ -241,21 +245,25 @@ def test_plan_reports_what_is_not_a_regular_file_once(
     (out / "runs" / RUN_B).mkdir(parents=True)
     (out / "runs" / RUN_B / "test-run.jsonl").symlink_to(tmp_path / "nowhere")  # dangling
     _write(out / "runs" / "README.txt", "not a run")
-    sql = ingest.plan_sql({"table": "test_run", "per_run_file": "test-run.jsonl",
-                           "output_dir": str(out), "log": "log", "rejects": "rejects"})
-    plan = con.execute(
-        f"select key, size is null, regular from ({sql}) where kind = 'rows' order by key"
-    ).fetchall()
+    rows = _rows(con, out, meta={"per_run_file": "test-run.jsonl"})
     # the directory has a size, the dangling link none; neither is a regular file
-    assert plan == [(RUN_A, False, False), (RUN_B, True, False)]
+    assert sorted((r["key"], r["size"] is None, r["regular"]) for r in rows
+                  if r["kind"] == "rows") == [(RUN_A, False, False), (RUN_B, True, False)]
     _log_everything(con, out)
     assert _pending(con, out) == []  # reported once, not every build
 
 
-# --------------------------------------------------------------------------- sanitize
+# --------------------------------------------------------------------------- reading a file
 
 
-def test_sanitize_keeps_good_lines_and_explains_bad_ones(tmp_path: Path) -> None:
+def _read(path: Path, *, document: bool = False) -> lines.FileRead:
+    st_ = path.stat() if path.exists() else None
+    return lines.read_file(str(path), document=document,
+                           size=st_.st_size if st_ else None,
+                           mtime_ns=st_.st_mtime_ns if st_ else None)
+
+
+def test_read_keeps_good_lines_and_explains_bad_ones(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     src.write_bytes(
         b'{"a":1}\n'
@@ -266,67 +274,57 @@ def test_sanitize_keeps_good_lines_and_explains_bad_ones(tmp_path: Path) -> None
         b'{"a":2}\r\n'
         b'{"a":3'
     )
-    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}]})
-    clean = [json.loads(x) for x in Path(out["clean"]).read_text().splitlines()]
-    assert [(c["a"], c["_sw_line"]) for c in clean] == [(1, 1), (2, 6)]
-    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
-    assert [(r["line"], r["reason"]) for r in rejects] == [
+    out = _read(src)
+    assert [(json.loads(t)["a"], n) for n, t in out.lines] == [(1, 1), (2, 6)]
+    assert [(n, reason) for n, reason, _ in out.rejected] == [
         (3, "invalid JSON: Expecting value (column 1)"),
         (4, "not a JSON object (got array)"),
         (5, "invalid UTF-8 at byte 6"),
         (7, "invalid JSON: Expecting ',' delimiter (column 7) (the last line has no newline: "
             "a writer may have been killed)"),
     ]
-    assert out["rejected"] == 4
+    assert (out.lines_read, out.lines_blank, out.changed_during_read) == (7, 1, False)
 
 
-def test_sanitize_document_reports_the_json_error_line(tmp_path: Path) -> None:
+def test_read_document_reports_the_json_error_line(tmp_path: Path) -> None:
     doc = _write(tmp_path / "s.json", '{\n  "a": 1,\n  "b": \n}\n')
-    out = ingest.sanitize(
-        {"files": [{"path": str(doc), "key": RUN_A}], "out_dir": str(tmp_path / "s"),
-         "kind": "document"}
-    )
-    (reject,) = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
-    assert reject["line"] == 4
-    assert reject["reason"] == "invalid JSON: Expecting value (column 1)"
+    ((line, reason, _),) = _read(doc, document=True).rejected
+    assert line == 4
+    assert reason == "invalid JSON: Expecting value (column 1)"
 
 
-def test_sanitize_document_skips_a_bom_and_rejects_deep_nesting(tmp_path: Path) -> None:
+def test_read_document_skips_a_bom_and_rejects_deep_nesting(tmp_path: Path) -> None:
     """A summary document read like a JSONL line: a leading BOM is skipped, a lone surrogate
-    escape becomes U+FFFD, and nesting deeper than the limit (also beyond what Python's json
-    can parse) is a rejected document, not an exception."""
+    escape becomes U+FFFD (the text DuckDB reads is written again without it), and nesting
+    deeper than the limit (also beyond what Python's json can parse) is a rejected
+    document, not an exception."""
     bom = tmp_path / "bom.json"
     bom.write_bytes(b'\xef\xbb\xbf{\n  "a": "x\\ud83d"\n}\n')
     deep = _write(tmp_path / "deep.json", '{"a": ' + "[" * 5000 + "]" * 5000 + "}")
     over = _write(tmp_path / "over.json", '{"a": ' + "[" * 600 + "]" * 600 + "}")
-    files = [{"path": str(p), "key": RUN_A} for p in (bom, deep, over)]
-    out = ingest.sanitize({"files": files, "out_dir": str(tmp_path / "s"), "kind": "document"})
-    clean = [json.loads(x) for x in Path(out["clean"]).read_text("utf-8").splitlines()]
-    assert [(c["a"], c["_sw_file"]) for c in clean] == [("x\ufffd", str(bom))]
-    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
-    assert [(r["file"], r["line"]) for r in rejects] == [(str(deep), 1), (str(over), 1)]
-    assert all(r["reason"] == "invalid JSON: nested deeper than 500 levels" for r in rejects)
+    ((line, text),) = _read(bom, document=True).lines
+    assert (line, json.loads(text)["a"]) == (1, "x\ufffd")
+    assert duckdb.sql(f"select json_extract_string({text!r}, '$.a')").fetchall() == [("x\ufffd",)]
+    for p in (deep, over):
+        assert [(n, r) for n, r, _ in _read(p, document=True).rejected] == \
+            [(1, "invalid JSON: nested deeper than 500 levels")]
 
 
-def test_sanitize_keeps_nan_for_the_typed_checks(tmp_path: Path) -> None:
-    """NaN and Infinity parse here (Python's json writes them); the SQL type check then
-    rejects them in a number field (sw_from_json), so the clean line keeps them."""
+def test_read_keeps_nan_for_the_typed_checks(tmp_path: Path) -> None:
+    """NaN and Infinity parse here; the SQL type check then rejects them in a number field
+    (sw_from_json), so the clean line keeps them, and DuckDB reads them."""
     src = _write(tmp_path / "in.jsonl", '{"a": NaN, "b": -Infinity, "c": 1e999}\n')
-    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}],
-                           "out_dir": str(tmp_path / "s")})
-    text = Path(out["clean"]).read_text("utf-8")
-    assert '"a":NaN' in text and '"b":-Infinity' in text and '"c":Infinity' in text
-    assert out["rejected"] == 0
+    out = _read(src)
+    assert out.rejected == [] and out.lines == [(1, '{"a": NaN, "b": -Infinity, "c": 1e999}')]
+    assert duckdb.sql(f"select json_type({out.lines[0][1]!r}, '$.a')").fetchall() == [("DOUBLE",)]
 
-
-# --------------------------------------------------------------------------- scan_lines
 
 PIECES = [b"\n", b" ", b"\r", b"\t", b"\x0b", b"{", b"a", b"\xef\xbb\xbf", b"\xff"]
 LINE_BYTES = st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join)
 
 
 def _reference(data: bytes) -> tuple[int, int]:
-    """Physical lines and blank lines, the way sanitize and the oracle split a file."""
+    """Physical lines and blank lines, the way the oracle splits a file."""
     pieces = data.split(b"\n")
     if pieces[-1] == b"":
         pieces.pop()
@@ -337,124 +335,76 @@ def _reference(data: bytes) -> tuple[int, int]:
 
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=LINE_BYTES, chunk=st.sampled_from([1, 2, 3, 5, 16, 1 << 24]))
-def test_scan_counts_lines_like_a_split_whatever_the_chunk_size(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int) -> None:
-    """scan_lines counts physical and blank lines in chunks (lines and blank runs that cross a
-    chunk boundary, a BOM, a last line without its newline) as splitting the whole file does;
-    the line-by-line reader sees the same lines (and reads those that are not blank)."""
-    monkeypatch.setattr(ingest, "_CHUNK", chunk)
+@given(data=LINE_BYTES)
+def test_read_counts_lines_like_a_split(tmp_path: Path, data: bytes) -> None:
+    """The read counts physical and blank lines (a BOM, a last line without its newline) as
+    splitting the whole file does, and gives every line that is not blank a row: clean or
+    rejected."""
     path = tmp_path / "f.jsonl"
     path.write_bytes(data)
-    out = ingest.scan_lines({"files": [str(path)], "out_dir": str(tmp_path / "s")})
-    (found,) = [json.loads(x) for x in Path(out["counts"]).read_text().splitlines()]
-    assert (found["lines"], found["blank"]) == _reference(data)
-    assert found["bytes"] == len(data)
-    with open(path, "rb") as fh:
-        assert sum(1 for _ in jsonline.read_lines(fh)) == found["lines"] - found["blank"]
+    out = _read(path)
+    assert (out.lines_read, out.lines_blank) == _reference(data)
+    assert out.lines_read is not None and out.lines_blank is not None
+    assert len(out.lines) + len(out.rejected) == out.lines_read - out.lines_blank
 
 
 def test_a_line_over_the_limit_is_rejected_without_being_held(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A line longer than MAX_LINE_BYTES sends its file to the line-by-line reader, which
-    rejects it as "line too large" with its size and start, and keeps the lines around it."""
+    """A line longer than MAX_LINE_BYTES is rejected as "line too large" with its size and
+    start; the lines around it are kept."""
     monkeypatch.setattr(jsonline, "MAX_LINE_BYTES", 1000)
-    monkeypatch.setattr(ingest, "_CHUNK", 64)
     src = _write(tmp_path / "in.jsonl", '{"a":1}\n{"a":"' + "x" * 5000 + '"}\n{"a":2}\n')
-    scan = ingest.scan_lines({"files": [str(src)], "out_dir": str(tmp_path / "s")})
-    assert scan["slow"] == [str(src)] and scan["max_line_bytes"] == 1000
-    out = ingest.sanitize({"files": [{"path": str(src), "key": RUN_A}],
-                           "out_dir": str(tmp_path / "c")})
-    clean = [json.loads(x) for x in Path(out["clean"]).read_text().splitlines()]
-    assert [(c["a"], c["_sw_line"]) for c in clean] == [(1, 1), (2, 3)]
-    (reject,) = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
-    assert reject["line"] == 2
-    assert reject["reason"] == "line too large (5,009 bytes; lines up to 1,000 bytes are read)"
-    assert reject["raw"].startswith('{"a":"xxx')
+    out = _read(src)
+    assert [(json.loads(t)["a"], n) for n, t in out.lines] == [(1, 1), (2, 3)]
+    ((line, reason, raw),) = out.rejected
+    assert line == 2
+    assert reason == "line too large (5,009 bytes; lines up to 1,000 bytes are read)"
+    assert raw.startswith('{"a":"xxx')
+    assert (out.lines_read, out.lines_blank) == (3, 0)
 
 
-def test_scan_of_what_is_not_a_regular_file_counts_one_line(tmp_path: Path) -> None:
+def test_read_of_what_is_not_a_regular_file_counts_one_line(tmp_path: Path) -> None:
     (tmp_path / "dir.jsonl").mkdir()
     os.symlink(tmp_path / "missing", tmp_path / "dangling.jsonl")
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
-    paths = [str(tmp_path / n) for n in ("dir.jsonl", "dangling.jsonl", "fifo.jsonl")]
-    out = ingest.scan_lines({"files": paths, "out_dir": str(tmp_path / "s")})
-    found = [json.loads(x) for x in Path(out["counts"]).read_text().splitlines()]
-    assert [(f["path"], f["lines"], f["bytes"]) for f in found] == [(p, 1, None) for p in paths]
+    for name in ("dir.jsonl", "dangling.jsonl", "fifo.jsonl"):
+        out = lines.read_file(str(tmp_path / name), document=False, size=None, mtime_ns=None)
+        assert (out.lines_read, out.content_hash, out.unreadable) == (1, None, False), name
+        assert [r for _, r, _ in out.rejected] == [
+            "not a regular file (a directory, a broken or looping symlink)"]
 
 
 def test_a_file_that_cannot_be_read_is_rejected_and_not_logged(tmp_path: Path) -> None:
-    """A regular file the scan cannot open (gone since the plan listed it; permission
+    """A regular file the read cannot open (gone since the plan listed it; permission
     denied: tests/reliability/test_bad_input.py drives that through the command) is
-    reported unreadable, and sanitize rejects it with the reason, as one line without a
-    number; what is not a regular file keeps its own reason (and is logged: sw_stage)."""
-    gone = str(tmp_path / "gone.jsonl")
+    unreadable (not logged) and rejected with the reason, as one line without a number;
+    what is not a regular file keeps its own reason (and is logged: sw_stage)."""
+    gone = tmp_path / "gone.jsonl"
     folder = tmp_path / "dir.jsonl"
     folder.mkdir()
-    scan = ingest.scan_lines({"files": [gone, str(folder)], "out_dir": str(tmp_path / "s")})
-    assert scan["unreadable"] == [gone]
-    counts = [json.loads(x) for x in Path(scan["counts"]).read_text().splitlines()]
-    assert [(c["unreadable"], c["hash"]) for c in counts] == [(True, None), (False, None)]
-    for kind in ("jsonl", "document"):
-        out = ingest.sanitize({"files": [{"path": gone, "key": RUN_A},
-                                         {"path": str(folder), "key": RUN_B}],
-                               "out_dir": str(tmp_path / kind), "kind": kind})
-        rejects = [json.loads(x) for x in Path(out["rejects"]).read_text().splitlines()]
-        assert [(r["file"], r["line"], r["reason"]) for r in rejects] == [
-            (gone, None, "cannot read the file: removed while the build read it (not imported; "
-                         "the next build tries it again)"),
-            (str(folder), None, "not a regular file (a directory, a broken or looping symlink)"),
-        ], kind
+    for document in (False, True):
+        out = _read(gone, document=document)
+        assert (out.unreadable, out.content_hash) == (True, None)
+        assert out.rejected == [(None, "cannot read the file: removed while the build read "
+                                 "it (not imported; the next build tries it again)", "")]
+        out = _read(folder, document=document)
+        assert (out.unreadable, out.content_hash) == (False, None)
+        assert out.rejected == [
+            (None, "not a regular file (a directory, a broken or looping symlink)", "")]
 
 
-def test_scan_hashes_what_it_counts(tmp_path: Path) -> None:
-    """The scan's hash is the file's sha256, as the plan's sw_content_hash computes it."""
+def test_read_hashes_what_it_counts(tmp_path: Path) -> None:
+    """The read's hash is the file's sha256, as the plan's content_hash computes it."""
     data = b'{"a": 1}\n' * 1000
     path = tmp_path / "f.jsonl"
     path.write_bytes(data)
     doc = _write(tmp_path / "d.json", '{"a": 1}')
-    for kind, p in (("jsonl", path), ("document", doc)):
-        scan = ingest.scan_lines({"files": [str(p)], "out_dir": str(tmp_path / kind), "kind": kind})
-        (found,) = [json.loads(x) for x in Path(scan["counts"]).read_text().splitlines()]
-        assert found["hash"] == hashlib.sha256(p.read_bytes()).hexdigest() == \
-            ingest.content_hash(str(p))
-    assert ingest.content_hash(str(tmp_path)) is None  # a directory
-    assert ingest.content_hash(str(tmp_path / "missing")) is None
-
-
-_HOLD_SCRATCH = """
-import sys, time
-from skillwalker_py.pipeline import ingest
-print(ingest._scratch_dir(), flush=True)
-time.sleep(60)
-"""
-
-
-def test_scratch_folders_of_killed_builds_are_removed_not_those_of_running_ones(
-        tmp_path: Path) -> None:
-    """A process's scratch folder holds its lock until the process ends: a killed build's
-    is removed by the next process's first scratch folder, a running one's never."""
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
-    running = subprocess.Popen([sys.executable, "-c", _HOLD_SCRATCH], stdout=subprocess.PIPE,
-                               text=True, env=env)
-    killed = subprocess.Popen([sys.executable, "-c", _HOLD_SCRATCH], stdout=subprocess.PIPE,
-                              text=True, env=env)
-    try:
-        assert running.stdout is not None and killed.stdout is not None
-        alive = Path(running.stdout.readline().strip()).parent
-        dead = Path(killed.stdout.readline().strip()).parent
-        killed.kill()
-        killed.wait()
-        old = tmp_path / f"{ingest.SCRATCH_PREFIX}old"  # an older version's: no lock file
-        old.mkdir()
-        assert alive.name.startswith(ingest.SCRATCH_PREFIX) and dead.is_dir()
-        assert ingest.remove_abandoned_scratch(str(tmp_path)) == [str(dead)]
-        assert alive.is_dir() and old.is_dir() and not dead.exists()
-    finally:
-        for proc in (running, killed):
-            proc.kill()
-            proc.wait()
+    for document, p in ((False, path), (True, doc)):
+        assert _read(p, document=document).content_hash == \
+            hashlib.sha256(p.read_bytes()).hexdigest() == plan.content_hash(str(p))
+    assert plan.content_hash(str(tmp_path)) is None  # a directory
+    assert plan.content_hash(str(tmp_path / "missing")) is None
 
 
 
@@ -462,11 +412,11 @@ def test_project_fingerprint_changes_with_a_model(tmp_path: Path) -> None:
     _write(tmp_path / "dbt_project.yml", "name: x\n")
     model = _write(tmp_path / "models" / "a.sql", "select 1")
     _write(tmp_path / "target" / "ignored.sql", "select 0")
-    before = ingest.project_fingerprint(tmp_path)
+    before = project.project_fingerprint(tmp_path)
     _write(tmp_path / "target" / "ignored.sql", "select 2")
-    assert ingest.project_fingerprint(tmp_path) == before
+    assert project.project_fingerprint(tmp_path) == before
     model.write_text("select 2", encoding="utf-8")
-    assert ingest.project_fingerprint(tmp_path) != before
+    assert project.project_fingerprint(tmp_path) != before
 
 
 def test_project_fingerprint_counts_the_vars_that_shape_the_views(tmp_path: Path) -> None:
@@ -474,40 +424,40 @@ def test_project_fingerprint_counts_the_vars_that_shape_the_views(tmp_path: Path
     run is checked); its default value, and the vars that only steer a build, do not."""
     _write(tmp_path / "dbt_project.yml", "name: x\nvars:\n  flaky_window: 5\n  full_tests: false\n")
     _write(tmp_path / "models" / "a.sql", "select 1")
-    plain = ingest.project_fingerprint(tmp_path)
-    assert ingest.project_fingerprint(tmp_path, {}) == plain
-    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 5}) == plain  # the default
-    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 3}) != plain
-    assert ingest.project_fingerprint(tmp_path, {"flaky_window": 3}) == \
-        ingest.project_fingerprint(tmp_path, {"flaky_window": 3, "full_tests": True})
+    plain = project.project_fingerprint(tmp_path)
+    assert project.project_fingerprint(tmp_path, {}) == plain
+    assert project.project_fingerprint(tmp_path, {"flaky_window": 5}) == plain  # the default
+    assert project.project_fingerprint(tmp_path, {"flaky_window": 3}) != plain
+    assert project.project_fingerprint(tmp_path, {"flaky_window": 3}) == \
+        project.project_fingerprint(tmp_path, {"flaky_window": 3, "full_tests": True})
     steering = {"full_tests": True, "replace_run_ids": ["20260301T090000"],
                 "rebuild_storage": True,
                 "snapshot_retention_days": 1, "lake_target_file_size": "1MB"}
-    assert ingest.project_fingerprint(tmp_path, steering) == plain
+    assert project.project_fingerprint(tmp_path, steering) == plain
     # a var the project does not declare counts too (default-deny)
-    assert ingest.project_fingerprint(tmp_path, {"new_var": 1}) != plain
+    assert project.project_fingerprint(tmp_path, {"new_var": 1}) != plain
 
 
 def test_every_var_either_steers_a_build_or_shapes_a_view() -> None:
-    """ingest.BUILD_VARS names the vars that never change what a view returns: none of them
+    """project.BUILD_VARS names the vars that never change what a view returns: none of them
     is read by a view (its model or a macro of the marts), and every other var is."""
     import re
 
     root = Path(__file__).resolve().parents[2]
-    declared = ingest.declared_vars(root)
+    declared = project.declared_vars(root)
     view_sql = "\n".join(
         p.read_text(encoding="utf-8")
         for folder in ("models/intermediate", "models/marts", "macros/marts")
         for p in (root / folder).glob("*.sql")
     )
     read = set(re.findall(r"var\(\s*'(\w+)'", view_sql))
-    assert set(declared) >= ingest.BUILD_VARS, ingest.BUILD_VARS - set(declared)
-    assert read & ingest.BUILD_VARS == set()
-    assert set(declared) - ingest.BUILD_VARS == read
+    assert set(declared) >= project.BUILD_VARS, project.BUILD_VARS - set(declared)
+    assert read & project.BUILD_VARS == set()
+    assert set(declared) - project.BUILD_VARS == read
 
 
 def test_the_project_yaml_loads_as_pyyamls_safe_loader_loads_it() -> None:
-    """ingest.project_yaml takes libyaml's loader for speed: every YAML file of the dbt
+    """project.project_yaml takes libyaml's loader for speed: every YAML file of the dbt
     project loads to the same data as with PyYAML's pure-Python safe loader."""
     import yaml
 
@@ -516,4 +466,32 @@ def test_the_project_yaml_loads_as_pyyamls_safe_loader_loads_it() -> None:
              *sorted((root / "models").rglob("*.yml")), *sorted((root / "macros").rglob("*.yml"))]
     assert len(files) > 5
     for path in files:
-        assert ingest.project_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path
+        assert project.project_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path
+
+
+# --------------------------------------------------------------------------- one step
+
+
+def test_a_handed_over_plan_is_taken_once_and_only_at_its_snapshot() -> None:
+    """The command's plan of a table (made before dbt starts) is the build's when the lake's
+    last finished build is still the one it was made at, and once; else the build plans."""
+    rows: list[plan.Row] = [{"path": "/o/runs/x/f.jsonl", "kind": "rows"}]
+    plan.hand_over({("/o", "test_run"): (7, rows)})
+    assert plan.handed_over("/o/", "test_config", 7) is None  # another table
+    assert plan.handed_over("/o/", "test_run", 8) is None  # the lake moved on: taken, unused
+    assert plan.handed_over("/o", "test_run", 7) is None
+    plan.hand_over({("/o", "test_run"): (7, rows)})
+    assert plan.handed_over("/o/", "test_run", 7) == rows
+    assert plan.handed_over("/o", "test_run", 7) is None
+    plan.hand_over({})
+
+
+def test_a_storage_model_calls_python_once() -> None:
+    """The storage models' SQL calls one Python function, the import step, once per table:
+    the pre-hook's only call, and no macro of the storage path hands JSON to Python."""
+    macros = Path(__file__).resolve().parents[2] / "macros"
+    stage = (macros / "storage" / "sw_stage.sql").read_text(encoding="utf-8")
+    assert stage.count("sw_import(") == 1
+    storage = "".join(p.read_text(encoding="utf-8") for p in (macros / "storage").glob("*.sql")
+                      if p.name != "sw_run_id_list.sql")  # on-run-start's, once per build
+    assert "sw_call(" not in storage and "read_json" not in storage

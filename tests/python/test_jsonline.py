@@ -11,7 +11,7 @@ import pytest
 
 from skillwalker_py import jsonline
 from skillwalker_py.jsonl import read_jsonl
-from skillwalker_py.pipeline import ingest
+from skillwalker_py.pipeline import lines
 from skillwalker_py.stream import iter_stream_json_lines
 from skillwalker_py.types import MalformedLine
 
@@ -65,15 +65,10 @@ def test_the_package_reader_gives_the_rule_sets_reasons(mixed: Path) -> None:
 
 
 def test_the_import_gives_the_same_reasons(mixed: Path, tmp_path: Path) -> None:
-    out = ingest.sanitize({"files": [{"path": str(mixed), "key": "20260316T153306"}],
-                           "out_dir": str(tmp_path / "s")})
-    rejects = [json.loads(x) for x in Path(out["rejects"]).read_text("utf-8").splitlines()]
-    assert [(r["line"], r["reason"]) for r in rejects] == EXPECTED
-    clean = [json.loads(x) for x in Path(out["clean"]).read_text("utf-8").splitlines()]
-    assert [c.pop("_sw_line") for c in clean] == [1, 3, 4, 12, 14]
-    for c in clean:
-        del c["_sw_file"], c["_sw_raw"]
-    _check_records(clean)
+    out = lines.read_file(str(mixed), document=False, size=None, mtime_ns=None)
+    assert [(line, reason) for line, reason, _ in out.rejected] == EXPECTED
+    assert [line for line, _ in out.lines] == [1, 3, 4, 12, 14]
+    _check_records([json.loads(text) for _, text in out.lines])
 
 
 def test_the_stream_parser_gives_the_same_reasons(mixed: Path) -> None:

@@ -33,7 +33,7 @@ import pytest
 from integration.scenarios import head_connection
 
 from skillwalker_py.jsonl import append_jsonl
-from skillwalker_py.pipeline.ingest import RAW_TEXT_LIMIT
+from skillwalker_py.pipeline.lines import RAW_TEXT_LIMIT
 from skillwalker_py.sample import SampleSummary, generate_sample
 
 from ._harness import CLI, Project
