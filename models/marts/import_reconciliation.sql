@@ -2,7 +2,7 @@
 -- "Nothing lost" is the identity
 --   lines_read = lines_imported + lines_rejected + lines_blank + lines_skipped
 -- (lines_unaccounted = 0, is_reconciled): lines_read and lines_blank are counted
--- from the bytes of the file before it is parsed (skillwalker_py.pipeline.ingest.scan_lines),
+-- from the physical lines of the file as it is read (skillwalker_py.pipeline.lines.read_file),
 -- the other three from what the import did with its lines, so a line dropped
 -- or doubled anywhere on the way breaks it. Files logged by a build older than
 -- the line counts have NULL counts and is_reconciled NULL. tool_calls reads the
