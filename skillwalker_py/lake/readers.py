@@ -125,6 +125,10 @@ def connect(
     builds running meanwhile never change what it reads (DuckLake's pinned
     snapshot, read with :data:`CONSISTENT_CATALOG_READS`); a new connection
     sees the newest finished build. Close it when done.
+
+    The connections of a process share one DuckDB instance, so a setting of the
+    instance (``memory_limit``, ``threads``, ``temp_directory``) set on one holds for
+    every connection of the process: set it back when done.
     """
     config = LakeConfig.resolve(lake)
     if not config.exists():

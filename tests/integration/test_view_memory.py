@@ -13,6 +13,7 @@ memory limit.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import duckdb
@@ -47,11 +48,24 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DbtProject
     yield project, list(summary.run_ids)
 
 
-def connect(project: DbtProject) -> duckdb.DuckDBPyConnection:
+@contextlib.contextmanager
+def connect(project: DbtProject) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A reader's connection under :data:`MEMORY_LIMIT`, with two threads. Both settings
+    belong to the DuckDB instance, which the process's reader connections share
+    (:func:`skillwalker_py.lake.connect`): they are set back when the block ends, or every
+    later test of this process would read under them."""
     con = project.connect()
-    con.execute(f"set memory_limit = '{MEMORY_LIMIT}'")
-    con.execute("set threads = 2")
-    return con
+    saved = con.execute("select current_setting('memory_limit'), "
+                        "current_setting('threads')").fetchone()
+    assert saved is not None
+    try:
+        con.execute(f"set memory_limit = '{MEMORY_LIMIT}'")
+        con.execute("set threads = 2")
+        yield con
+    finally:
+        con.execute(f"set memory_limit = '{saved[0]}'")
+        con.execute(f"set threads = {int(saved[1])}")
+        con.close()
 
 
 def test_every_view_is_listed() -> None:
@@ -62,13 +76,11 @@ def test_every_view_is_listed() -> None:
 @pytest.mark.parametrize("view", VIEWS)
 def test_view_reads_in_little_memory(built: tuple[DbtProject, list[str]], view: str) -> None:
     project, _ = built
-    con = connect(project)
-    try:
+    with connect(project) as con:
         (rows,) = con.execute(f"select count(*) from {view}").fetchone() or (None,)
         con.execute(f"create temp table copy as select * from {view}")
         assert con.execute("select count(*) from copy").fetchone() == (rows,)
-    finally:
-        con.close()
+        con.execute("drop table copy")
 
 
 def test_view_rows_grow_with_the_history(built: tuple[DbtProject, list[str]]) -> None:
@@ -85,12 +97,9 @@ def test_view_rows_grow_with_the_history(built: tuple[DbtProject, list[str]]) ->
 
 def test_compare_runs_read_in_little_memory(built: tuple[DbtProject, list[str]]) -> None:
     project, runs = built
-    con = connect(project)
-    try:
+    with connect(project) as con:
         for pair in ([runs[0], runs[-1]], [runs[-2], runs[-1]]):
             assert len(con.execute("select * from compare_runs(?, ?)", pair).fetchall()) == 4
             assert (
                 len(con.execute("select * from compare_runs_summary(?, ?)", pair).fetchall()) == 2
             )
-    finally:
-        con.close()
