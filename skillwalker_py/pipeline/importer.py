@@ -27,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from skillwalker_py.lake import ALIAS, sql_string
+from skillwalker_py.lake import ALIAS, finished_snapshot
 from skillwalker_py.pipeline import plan as planning
 from skillwalker_py.pipeline.lines import FileRead, read_file
 
@@ -50,14 +50,6 @@ _BAD = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.str
                   ("raw", pa.string())])
 
 
-def finished_snapshot(con: Any) -> int | None:
-    """The snapshot of the lake's last finished build (the key of a handed-over plan)."""
-    from skillwalker_py.pipeline.state import unfinished_builds_sql
-
-    row = con.execute(unfinished_builds_sql(sql_string(ALIAS))).fetchone()
-    return None if row is None else row[0]
-
-
 def _stage(cur: Any, name: str, table: pa.Table, *, append: bool = False) -> None:
     cur.register("_sw_arrow", table)
     try:
@@ -77,7 +69,8 @@ def import_table(con: Any, table: str, output_dir: str, meta: Mapping[str, Any],
     try:
         rows = None
         if not full and not replace_run_ids:
-            rows = planning.handed_over(output_dir, table, finished_snapshot(cur) or -1)
+            rows = planning.handed_over(output_dir, table,
+                                        finished_snapshot(cur, ALIAS) or -1)
         if rows is None:
             rows = planning.plan(cur, table, meta, output_dir,
                                  replace_run_ids=replace_run_ids, full=full)
