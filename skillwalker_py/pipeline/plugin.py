@@ -93,6 +93,14 @@ def _is_dbt_retry(argv: list[str]) -> bool:
     return bool(words) and words[0] == "retry" and Path(argv[0]).name.startswith("dbt")
 
 
+def _dbt_var(name: str) -> object:
+    """The var ``name`` as this dbt invocation was given it (``--vars``), else None."""
+    from dbt.flags import get_flags
+
+    given = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
+    return given.get(name) if isinstance(given, dict) else None
+
+
 def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
     def udf(arg: str) -> str:
         return json.dumps(fn(json.loads(arg)))
@@ -122,10 +130,7 @@ class Plugin(BasePlugin):
     def _setting(self, name: str) -> object:
         """A timeout: the var ``name`` when given, else the plugin config's (the
         environment), else None (:mod:`skillwalker_py.pipeline.lock` has the default)."""
-        from dbt.flags import get_flags
-
-        dbt_vars = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
-        given = dbt_vars.get(name) if isinstance(dbt_vars, dict) else None
+        given = _dbt_var(name)
         return given if given is not None else self.config.get(name)
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
@@ -171,14 +176,10 @@ class Plugin(BasePlugin):
     def _import(self, table: str, output_dir: str, full: bool, per_run_file: str | None,
                 legacy_file: str | None, document_dir: str | None) -> int:
         """``sw_import``: the import step of ``table`` (the files read)."""
-        from dbt.flags import get_flags
-
-        given = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
-        replace = given.get("replace_run_ids") if isinstance(given, dict) else None
         meta = {"per_run_file": per_run_file, "legacy_file": legacy_file,
                 "document_dir": document_dir}
         return importer.import_table(self._conn, table, output_dir, meta, full=bool(full),
-                                     replace_run_ids=replace)
+                                     replace_run_ids=_dbt_var("replace_run_ids"))
 
     def configure_connection(self, conn: Any) -> None:
         from duckdb import sqltypes
