@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -42,22 +41,14 @@ from savings import (
     put_back,
     report,
 )
+from savings import timed as savings_timed
 
 
 def timed(argv: list[str], env: dict[str, str], log: Path) -> Sample:
     """``savings.timed`` run from the work folder, not from this checkout: ``python -c``
     puts its current folder first on ``sys.path``, which would import this checkout's
     package whatever ``PYTHONPATH`` says."""
-    import os
-    import time
-
-    with log.open("ab") as out:
-        started = time.monotonic()
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=out, cwd=log.parent)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.monotonic() - started
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                  os.waitstatus_to_exitcode(status))
+    return savings_timed(argv, env, log, cwd=log.parent)
 
 
 def prepare(work: Path, code: Path, runs: int) -> None:

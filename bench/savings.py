@@ -83,11 +83,12 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def timed(argv: Sequence[str], env: dict[str, str], log: Path) -> Sample:
-    """Run ``argv`` to its end: wall, CPU (user + system) and peak RSS of the process."""
+def timed(argv: Sequence[str], env: dict[str, str], log: Path, cwd: Path = ROOT) -> Sample:
+    """Run ``argv`` to its end in ``cwd``: wall, CPU (user + system) and peak RSS of the
+    process."""
     with log.open("ab") as out:
         started = time.monotonic()
-        proc = subprocess.Popen(list(argv), env=env, stdout=out, stderr=out, cwd=ROOT)
+        proc = subprocess.Popen(list(argv), env=env, stdout=out, stderr=out, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
