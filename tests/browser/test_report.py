@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import forkrun
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -65,7 +66,7 @@ def _env(root: Path) -> dict[str, str]:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), *args], env=_env(root), cwd=root, capture_output=True, text=True, timeout=900
     )
     if proc.returncode != 0:
@@ -503,7 +504,7 @@ def test_empty_project_gives_a_valid_report(tmp_path: Path, browser: Any) -> Non
 
 
 def test_runs_must_be_positive(tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), "report", "--lake-dir", str(tmp_path / "lake"), "--runs", "0"],
         env=_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -530,7 +531,7 @@ def test_as_of_reads_the_build_asked_for(sample: Path) -> None:
     report = _report(sample, "--as-of", str(build["snapshot_id"]))
     html = report.path.read_text(encoding="utf-8")
     assert f"build snapshot {build['snapshot_id']};" in html
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), "report", "--lake-dir", str(sample / "lake"), "--as-of", "previous"],
         env=_env(sample), cwd=sample, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import forkrun
 import pytest
 
 from skillwalker_py import lake
@@ -44,7 +45,7 @@ class Cli:
         self, *args: str, code: int = 0, env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
+        proc = forkrun.run(
             [str(CLI), *args],
             env={**self.project.env(), **(env or {})},
             cwd=cwd or self.project.root,
@@ -321,7 +322,7 @@ def test_every_reader_refuses_a_path_that_is_no_lake(
 def test_the_default_lake_before_any_build(cli: Cli, tmp_path: Path) -> None:
     env = {**cli.project.env(), "HOME": str(tmp_path)}
     del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
-    proc = subprocess.run([str(CLI), "flaky"], env=env, cwd=tmp_path, capture_output=True,
+    proc = forkrun.run([str(CLI), "flaky"], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
     assert (proc.returncode, proc.stderr) == (2, (
         f"skillwalker-data: error: no lake at {tmp_path}/analytics/lake: the folder does not "
@@ -403,7 +404,7 @@ def test_database_without_the_views(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_version() -> None:
-    proc = subprocess.run([str(CLI), "--version"], capture_output=True, text=True, timeout=60)
+    proc = forkrun.run([str(CLI), "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout.strip() == "skillwalker-data 0.1.0"
 
@@ -416,7 +417,7 @@ def test_build_refuses_a_missing_or_empty_output_folder(tmp_path: Path, state: s
         output.mkdir()
     elif state == "a file":
         output.write_text("x", encoding="utf-8")
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), "build", "--output-dir", str(output), "--lake-dir", str(tmp_path / "lake")],
         capture_output=True, text=True, timeout=60,
     )
@@ -558,7 +559,7 @@ def test_relative_paths_resolve_against_the_current_directory(
     home = {"SKILLWALKER_HOME": root.name}
     env = {**cli.project.env(), **home}
     del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
-    proc = subprocess.run([str(CLI), "builds", "--format", "json"], env=env, cwd=root.parent,
+    proc = forkrun.run([str(CLI), "builds", "--format", "json"], env=env, cwd=root.parent,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)) == 1

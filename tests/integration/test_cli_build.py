@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import forkrun
 import pytest
 
 from skillwalker_py import lake, queries
@@ -37,7 +38,7 @@ SKIPPED = "nothing new to import"
 
 
 def _build(project: DbtProject, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), "build", *args], env=project.env(), capture_output=True, text=True,
         timeout=600, cwd=project.root,
     )
@@ -55,7 +56,7 @@ def _build_on_a_terminal(project: DbtProject) -> str:
 
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen([str(CLI), "build"], env=project.env(), stdin=follower,
+    proc = forkrun.popen([str(CLI), "build"], env=project.env(), stdin=follower,
                             stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     chunks = []
@@ -270,7 +271,7 @@ def test_a_run_recreated_with_the_same_size_and_time_is_read_again(
 
 def _cli(project: DbtProject, *args: str, code: int = 0,
          **env: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
+    proc = forkrun.run(
         [str(CLI), *args], env={**project.env(), **env}, capture_output=True, text=True,
         timeout=600, stdin=subprocess.DEVNULL, cwd=project.root,
     )
@@ -392,7 +393,7 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-        locked = subprocess.run(
+        locked = forkrun.run(
             [str(CLI), "forget", first, "--delete-files", "--yes"], capture_output=True,
             env={**project.env(), "SKILLWALKER_LOCK_TIMEOUT": "0"}, text=True, timeout=600,
             cwd=project.root)  # fmt: skip
@@ -445,13 +446,13 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
 
 def _failed_build(project: DbtProject, prefix: Sequence[str] = (), **env: str) -> str:
     """`skillwalker-data build` that fails: its one line on stderr (there is nothing else)."""
-    proc = subprocess.run(
+    proc = forkrun.run(
         [*prefix, str(CLI), "build"], env={**project.env(), **env}, capture_output=True,
         text=True, timeout=600, cwd=project.root)  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stderr.startswith("skillwalker-data: build failed after "), proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
-    return proc.stderr
+    return str(proc.stderr)
 
 
 def _pending(built: Built) -> DbtProject:
@@ -525,7 +526,7 @@ def test_ctrl_c_during_a_build_is_one_line_and_exit_130(project: DbtProject) -> 
     """SIGINT once a storage table has committed: one line, status 130, no traceback; the
     lock is released and the next build imports what the first one missed."""
     sample = generate_sample(project.output_dir, runs=2)
-    proc = subprocess.Popen(
+    proc = forkrun.popen(
         [str(CLI), "build"], env=project.env(), cwd=project.root, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import forkrun
 import pytest
 
 from skillwalker_py import analytics, lake
@@ -58,7 +59,7 @@ EXPECTED_SUMMARY = [
 
 
 def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
+    proc = forkrun.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc

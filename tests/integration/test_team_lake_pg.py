@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import forkrun
 import pytest
 from reliability._harness import Project, Running, cleaned_up, in_background
 
@@ -349,7 +350,7 @@ def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
 
 
 def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], env=env, cwd=cwd, capture_output=True, text=True,
+    return forkrun.run([str(CLI), *args], env=env, cwd=cwd, capture_output=True, text=True,
                           timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
@@ -407,7 +408,7 @@ def test_a_build_waits_for_the_lock_as_long_as_its_timeout_once(team: Team) -> N
         assert holder.stdout is not None
         assert holder.stdout.readline().split() == ["60", "10", "3", "60000", "0"]
         cy = team.members[2]
-        build = subprocess.Popen(
+        build = forkrun.popen(
             [str(CLI), "build"], env={**cy.project.env(), "SKILLWALKER_LOCK_TIMEOUT": "10"},
             cwd=cy.project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert build.stderr is not None
@@ -489,7 +490,7 @@ def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLWALKER_")}
     env.update({"SKILLWALKER_LAKE_CATALOG": catalog,
                 "SKILLWALKER_LAKE_DATA_PATH": team.config.data_path})  # fmt: skip
-    proc = subprocess.run([str(Path(sys.executable).with_name("skillwalker-data")), "attach"],
+    proc = forkrun.run([str(Path(sys.executable).with_name("skillwalker-data")), "attach"],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

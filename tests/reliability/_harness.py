@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
+import forkrun
 from integration.conftest import REPO, DbtProject, share_parse
 
 from skillwalker_py import lake
@@ -37,7 +38,7 @@ CLI = Path(sys.executable).with_name("skillwalker-data")
 class Running:
     """A ``dbt build`` started in the background, in its own process group."""
 
-    proc: subprocess.Popen[bytes]
+    proc: forkrun.Process
     log: Path
 
     def output(self) -> str:
@@ -175,7 +176,7 @@ class Project(DbtProject):
         argv = [str(CLI), command, "--verbose", *args] if cli else self.dbt_command("build", *args)
         argv = [*self.command_prefix, *argv]
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(
+            proc = forkrun.popen(
                 argv, env=env, cwd=self.root, stdout=fh, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )

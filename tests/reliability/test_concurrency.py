@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import forkrun
 import pinned_readers
 import pytest
 from integration.conftest import REPO
@@ -127,7 +128,7 @@ def _cli(project: Project, *args: str, extra_env: dict[str, str] | None = None,
          timeout: float = 300) -> tuple[int, str, float]:
     """``skillwalker-data`` as a user runs it: exit status, stdout and stderr, wall seconds."""
     start = time.monotonic()
-    proc = subprocess.run([str(CLI), *args], env={**project.env(), **(extra_env or {})},
+    proc = forkrun.run([str(CLI), *args], env={**project.env(), **(extra_env or {})},
                           cwd=project.root, capture_output=True, text=True, timeout=timeout)
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
 

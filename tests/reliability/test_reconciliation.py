@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import forkrun
 import pytest
 from integration.scenarios import head_connection
 
@@ -481,6 +481,6 @@ def test_a_file_appended_to_during_a_build_is_healed_by_the_next(tmp_path: Path)
     cases = {c for (c,) in project.query("select test_case from test_run where test_run_id = ?",
                                          [run])}
     assert {f"w-{i}" for i in range(len(appended))} <= cases
-    cli = subprocess.run([str(CLI), "reconcile", "--problems"], env=project.env(),
+    cli = forkrun.run([str(CLI), "reconcile", "--problems"], env=project.env(),
                          cwd=project.root, capture_output=True, text=True, timeout=120)
     assert (cli.returncode, cli.stdout.strip()) == (0, "(no rows)"), cli.stdout + cli.stderr

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import forkrun
 import pytest
 
 from skillwalker_py import lake
@@ -46,7 +47,7 @@ DELETING = "skillwalker: deleting the files"
 def cli(project: Project, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
     """``skillwalker-data ARGS`` as a user runs it (no terminal); its exit status must be
     ``code``."""
-    proc = subprocess.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
+    proc = forkrun.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
                           timeout=600, stdin=subprocess.DEVNULL, cwd=project.root)
     assert proc.returncode == code, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc
