@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillwalker_py.cli.build import UNIT_TESTS
 from swbench.common import (
     DBT,
     RUN_PY,
@@ -90,6 +91,8 @@ class Project:
         log_dir = self.next_log_dir(label)
         cmd = [str(DBT), command, "--project-dir", str(self.project_dir),
                "--profiles-dir", str(self.project_dir)]
+        if command == "build":  # as skillwalker-data build: the unit tests test the SQL
+            cmd += ["--exclude", UNIT_TESTS]
         m = run_measured(cmd, env=self.env(log_dir), cwd=self.root, log_dir=log_dir, label=label)
         if m.returncode != 0:
             raise fail_with_output(m, f"dbt {command} ({label})")
