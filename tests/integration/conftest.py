@@ -67,13 +67,22 @@ def _vars_checksum(args: Iterable[str]) -> str:
     return FileHash.from_contents(state).checksum
 
 
+_CHECKSUMS: dict[tuple[str, int, int], str] = {}
+
+
 def _parse_checksum(path: Path) -> str:
-    """The vars checksum a parse was made for ('' if it cannot be read)."""
+    """The vars checksum a parse was made for ('' if it cannot be read); read once per
+    version of the file (its path, modification time and size): ``env()`` asks before
+    every command."""
     import msgpack  # type: ignore[import-untyped]
 
     try:
-        parse = msgpack.unpackb(path.read_bytes(), strict_map_key=False)
-        return str(parse["state_check"]["vars_hash"]["checksum"])
+        st = path.stat()
+        key = (str(path), st.st_mtime_ns, st.st_size)
+        if key not in _CHECKSUMS:
+            parse = msgpack.unpackb(path.read_bytes(), strict_map_key=False)
+            _CHECKSUMS[key] = str(parse["state_check"]["vars_hash"]["checksum"])
+        return _CHECKSUMS[key]
     except Exception:  # a parse being written, or of another dbt: not shared
         return ""
 
