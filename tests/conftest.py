@@ -28,29 +28,30 @@ import pytest
 
 os.environ.setdefault("SKILLWALKER_THREADS", "1")
 
-# the files that take longest on a worker (seconds of one run of the whole suite on these
-# machines, 2,358 tests; bench/README.md, "The test suite's time"), longest first; the rest
-# keep pytest's order after them
+# the files that take longest on a worker, longest first, as measured by a run of the whole
+# suite with --durations=0 (the figures: bench/README.md, "The test suite's time"); the
+# rest keep pytest's order after them
 LONGEST_FIRST = (
-    "reliability/test_crash_safety.py",  # 245
-    "integration/test_storage.py",  # 233
-    "integration/test_cli_build.py",  # 219
-    "reliability/test_concurrency.py",  # 177
-    "integration/test_team_lake_pg.py",  # 162
-    "browser/test_report.py",  # 109
-    "reliability/test_recovery.py",  # 92
-    "integration/test_cli.py",  # 83
-    "reliability/test_hostile_input.py",  # 77
-    "bench/test_bench_quick.py",  # 70
-    "integration/test_compare_across_builds.py",  # 68
-    "integration/test_verdicts.py",  # 60
-    "reliability/test_reconciliation.py",  # 59
-    "integration/test_view_memory.py",  # 55
-    "reliability/test_bad_input.py",  # 53
-    "integration/test_smoke.py",  # 46
-    "integration/test_queries.py",  # 41
-    "integration/test_readme_tour.py",  # 29
-    "integration/test_views.py",  # 24
+    "integration/test_storage.py",
+    "integration/test_cli_build.py",
+    "reliability/test_crash_safety.py",
+    "reliability/test_concurrency.py",
+    "integration/test_team_lake_pg.py",
+    "reliability/test_recovery.py",
+    "browser/test_report.py",
+    "bench/test_bench_quick.py",
+    "reliability/test_bad_input.py",
+    "integration/test_cli.py",
+    "reliability/test_reconciliation.py",
+    "reliability/test_hostile_input.py",
+    "integration/test_readme_tour.py",
+    "integration/test_views.py",
+    "integration/test_verdicts.py",
+    "integration/test_compare_across_builds.py",
+    "integration/test_view_memory.py",
+    "integration/test_queries.py",
+    "integration/test_comparison_reference.py",
+    "integration/test_smoke.py",
 )
 
 
