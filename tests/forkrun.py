@@ -60,8 +60,9 @@ def _entry(script: str) -> Any:
     return point.load()
 
 
-def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: become the console script's process, run it, exit."""
+def _child(request: dict[str, Any], fds: list[int], entries: Mapping[str, Any]) -> None:
+    """In the forked child: become the console script's process, run its entry function
+    (``entries``: script name -> function, resolved once by the server), exit."""
     code: object = 1
     try:
         if request["session"]:
@@ -80,7 +81,7 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
         sys.stderr = open(2, "w", closefd=False, buffering=1)  # noqa: SIM115
         if unbuffered:
             sys.stdout.reconfigure(write_through=True)
-        code = _entry(Path(sys.argv[0]).name)()
+        code = entries[Path(sys.argv[0]).name]()
     except SystemExit as exc:
         code = exc.code
     except BaseException:
@@ -108,8 +109,7 @@ def _serve(path: str) -> None:
 
     for name in _PRELOAD:
         importlib.import_module(name)
-    for script in SCRIPTS:
-        _entry(script)
+    entries = {script: _entry(script) for script in SCRIPTS}
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
@@ -147,7 +147,7 @@ def _serve(path: str) -> None:
             for fd in (wake_r, wake_w, listener.fileno(), conn.fileno(),
                        *(c.fileno() for c in children.values())):
                 os.close(fd)
-            _child(json.loads(message), fds)
+            _child(json.loads(message), fds, entries)
         for fd in fds:
             os.close(fd)
         conn.send(str(pid).encode())
@@ -219,7 +219,11 @@ class Popen:
     def __init__(self, argv: Sequence[Any], *, env: Mapping[str, str] | None = None,
                  cwd: str | os.PathLike[str] | None = None, stdin: Any = None,
                  stdout: Any = None, stderr: Any = None, text: bool = False,
-                 start_new_session: bool = False, **_: Any) -> None:
+                 start_new_session: bool = False, close_fds: bool = True) -> None:
+        # close_fds: the child has its three streams only (the server closes its socket,
+        # its pipe and the other children's connections in it): subprocess's default
+        if not close_fds:
+            raise ValueError("forkrun.Popen: close_fds=False is not supported")
         self.args = [str(a) for a in argv]
         self.returncode: int | None = None
         opened: list[int] = []
