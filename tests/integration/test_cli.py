@@ -323,7 +323,7 @@ def test_the_default_lake_before_any_build(cli: Cli, tmp_path: Path) -> None:
     env = {**cli.project.env(), "HOME": str(tmp_path)}
     del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
     proc = forkrun.run([str(CLI), "flaky"], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+                       text=True, timeout=120)  # fmt: skip
     assert (proc.returncode, proc.stderr) == (2, (
         f"skillwalker-data: error: no lake at {tmp_path}/analytics/lake: the folder does not "
         "exist (run `skillwalker-data build` first, or name a lake with --lake-dir)\n"))
@@ -560,7 +560,7 @@ def test_relative_paths_resolve_against_the_current_directory(
     env = {**cli.project.env(), **home}
     del env["SKILLWALKER_LAKE_DIR"], env["SKILLWALKER_OUTPUT_DIR"]
     proc = forkrun.run([str(CLI), "builds", "--format", "json"], env=env, cwd=root.parent,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)) == 1
     attach = cli("attach", "--data-set", ".", cwd=root, env=nowhere).stdout

@@ -57,7 +57,7 @@ def _build_on_a_terminal(project: DbtProject) -> str:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     proc = forkrun.popen([str(CLI), "build"], env=project.env(), stdin=follower,
-                            stdout=follower, stderr=follower, close_fds=True)
+                         stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     chunks = []
     while True:

@@ -60,7 +60,7 @@ EXPECTED_SUMMARY = [
 
 def _cli(project: DbtProject, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
     proc = forkrun.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+                       timeout=600)  # fmt: skip
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc
 

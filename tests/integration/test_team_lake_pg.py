@@ -351,7 +351,7 @@ def test_a_read_only_role_reads_and_cannot_write(team: Team) -> None:
 
 def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return forkrun.run([str(CLI), *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
+                       timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def test_no_output_log_or_artefact_shows_the_password(team: Team) -> None:
@@ -491,7 +491,7 @@ def test_attach_gives_a_reader_every_line_a_plain_duckdb_needs(
     env.update({"SKILLWALKER_LAKE_CATALOG": catalog,
                 "SKILLWALKER_LAKE_DATA_PATH": team.config.data_path})  # fmt: skip
     proc = forkrun.run([str(Path(sys.executable).with_name("skillwalker-data")), "attach"],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["LOAD", "LOAD", "LOAD", "SET", "ATTACH",

@@ -129,7 +129,7 @@ def _cli(project: Project, *args: str, extra_env: dict[str, str] | None = None,
     """``skillwalker-data`` as a user runs it: exit status, stdout and stderr, wall seconds."""
     start = time.monotonic()
     proc = forkrun.run([str(CLI), *args], env={**project.env(), **(extra_env or {})},
-                          cwd=project.root, capture_output=True, text=True, timeout=timeout)
+                       cwd=project.root, capture_output=True, text=True, timeout=timeout)
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
 
 

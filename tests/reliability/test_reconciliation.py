@@ -482,5 +482,5 @@ def test_a_file_appended_to_during_a_build_is_healed_by_the_next(tmp_path: Path)
                                          [run])}
     assert {f"w-{i}" for i in range(len(appended))} <= cases
     cli = forkrun.run([str(CLI), "reconcile", "--problems"], env=project.env(),
-                         cwd=project.root, capture_output=True, text=True, timeout=120)
+                      cwd=project.root, capture_output=True, text=True, timeout=120)
     assert (cli.returncode, cli.stdout.strip()) == (0, "(no rows)"), cli.stdout + cli.stderr

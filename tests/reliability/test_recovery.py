@@ -48,7 +48,7 @@ def cli(project: Project, *args: str, code: int = 0) -> subprocess.CompletedProc
     """``skillwalker-data ARGS`` as a user runs it (no terminal); its exit status must be
     ``code``."""
     proc = forkrun.run([str(CLI), *args], env=project.env(), capture_output=True, text=True,
-                          timeout=600, stdin=subprocess.DEVNULL, cwd=project.root)
+                       timeout=600, stdin=subprocess.DEVNULL, cwd=project.root)
     assert proc.returncode == code, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc
 
