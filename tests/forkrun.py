@@ -15,6 +15,11 @@ once, then forks a child per request and reports how the child ended.
 Any other program runs with ``subprocess``; so does everything with
 ``SKILLWALKER_TESTS_FORK=0`` (the tests then start every process with ``exec``, as a
 user's shell does).
+
+``SKILLWALKER_TESTS_TRACE=FILE`` appends a JSON line to FILE for each command that ends
+(:func:`trace`): the test that ran it, the command's first two arguments and the CPU
+seconds it spent. A child killed by a signal writes nothing. ``bench/suite_trace.py``
+sums such a file per test file and per command.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import atexit
 import contextlib
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -43,6 +49,19 @@ PIPE, STDOUT, DEVNULL = subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL
 _PRELOAD = ("dbt.cli.main", "dbt.adapters.duckdb", "skillwalker_py.command", "skillwalker_py.cli",
             "skillwalker_py.cli.build", "skillwalker_py.pipeline.plugin",
             "skillwalker_py.pipeline.importer")
+
+
+def trace(argv: Sequence[Any], cpu_s: float, how: str) -> None:
+    """Append one command's CPU seconds to ``SKILLWALKER_TESTS_TRACE`` (if set); ``how``:
+    ``fork`` (a forked console script) or ``in-process`` (a dbt command run in the test
+    process, whose other threads' CPU meanwhile counts too)."""
+    path = os.environ.get("SKILLWALKER_TESTS_TRACE")
+    if path:
+        record = {"test": os.environ.get("PYTEST_CURRENT_TEST", "?"), "how": how,
+                  "command": [Path(str(a)).name for a in argv[:1]] + [str(a) for a in argv[1:2]],
+                  "cpu_s": round(cpu_s, 3)}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
 
 
 def _forkable(argv: Sequence[Any]) -> bool:
@@ -98,6 +117,8 @@ def _child(request: dict[str, Any], fds: list[int], entries: Mapping[str, Any]) 
     with contextlib.suppress(BaseException):
         sys.stdout.flush()
         sys.stderr.flush()
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # the child's own, from the fork
+        trace(sys.argv, usage.ru_utime + usage.ru_stime, "fork")
     os._exit(code or 0)
 
 

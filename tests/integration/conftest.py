@@ -18,12 +18,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import forkrun
 import pytest
 import yaml
 
@@ -131,6 +133,7 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     out, err = io.StringIO(), io.StringIO()
+    started = time.process_time()
     os.environ.clear()
     os.environ.update(env)
     try:
@@ -146,6 +149,7 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
+        forkrun.trace(argv, time.process_time() - started, "in-process")
     code = 0 if result.success else 2 if result.exception is not None else 1
     if result.exception is not None:
         err.write(f"{type(result.exception).__name__}: {result.exception}\n")
