@@ -37,6 +37,7 @@ and scalar functions of the build's hooks that take and return JSON text:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -173,12 +174,14 @@ class Plugin(BasePlugin):
             team_lock.check_held(self.lake.catalog)
         return "held"
 
-    def _import(self, table: str, output_dir: str, full: bool, per_run_file: str | None,
+    @staticmethod
+    def _import(conn: Any, table: str, output_dir: str, full: bool, per_run_file: str | None,
                 legacy_file: str | None, document_dir: str | None) -> int:
-        """``sw_import``: the import step of ``table`` (the files read)."""
+        """``sw_import`` of connection ``conn``: the import step of ``table`` (the files
+        read), on a cursor of ``conn``."""
         meta = {"per_run_file": per_run_file, "legacy_file": legacy_file,
                 "document_dir": document_dir}
-        return importer.import_table(self._conn, table, output_dir, meta, full=bool(full),
+        return importer.import_table(conn, table, output_dir, meta, full=bool(full),
                                      replace_run_ids=_dbt_var("replace_run_ids"))
 
     def configure_connection(self, conn: Any) -> None:
@@ -212,11 +215,10 @@ class Plugin(BasePlugin):
         for name, fn in functions.items():
             conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
         conn.create_function(
-            "sw_import", self._import,
+            "sw_import", functools.partial(self._import, conn),
             [sqltypes.VARCHAR, sqltypes.VARCHAR, sqltypes.BOOLEAN, sqltypes.VARCHAR,
              sqltypes.VARCHAR, sqltypes.VARCHAR], sqltypes.BIGINT,
             null_handling="special", side_effects=True)
-        self._conn = conn
         add_sql_macros(conn)
         # The data tests' scope (macros/hooks/sw_test_scope_sql.sql) as it is outside a
         # build (dbt compile, docs generate): nothing to check. on-run-start replaces it.
