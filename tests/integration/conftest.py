@@ -149,7 +149,7 @@ def _run_dbt(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-        forkrun.trace(argv, time.process_time() - started, "in-process")
+    forkrun.trace(argv, time.process_time() - started, "in-process")
     code = 0 if result.success else 2 if result.exception is not None else 1
     if result.exception is not None:
         err.write(f"{type(result.exception).__name__}: {result.exception}\n")
