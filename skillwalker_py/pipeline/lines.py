@@ -21,13 +21,34 @@ from typing import IO, Any
 
 from skillwalker_py import jsonline
 
-__all__ = ["RAW_TEXT_LIMIT", "FileRead", "read_file"]
+__all__ = ["RAW_TEXT_LIMIT", "FileRead", "read_file", "shown_path"]
 
 RAW_TEXT_LIMIT = 2000
 """Characters of a rejected line's text kept in ``rejected_lines.raw``."""
 _READ_BUFFER = 1 << 20
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _NOT_REGULAR = "not a regular file (a directory, a broken or looping symlink)"
+_NAME_NOT_UTF8 = ("the file's path is not valid UTF-8 (shown with \\xNN for each such byte; "
+                  "rename it to import it)")
+_SHOWN_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
+
+
+def shown_path(path: str) -> str:
+    """``path`` as the lake records it. A name that is not valid UTF-8 (``os`` gives each
+    byte that does not decode as a lone surrogate, which neither Arrow nor DuckDB takes)
+    shows each such byte as ``\\xNN``; :func:`read_file` recognizes it and rejects the
+    file with that reason instead of reading it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
+def _named_not_utf8(path: str) -> bool:
+    """Whether ``path``, which does not exist, is :func:`shown_path` of one that does."""
+    real = _SHOWN_BYTE.sub(lambda m: chr(0xDC00 + int(m[1], 16)), path)
+    return real != path and os.path.lexists(real)
 
 
 @dataclass
@@ -69,6 +90,9 @@ def _open_regular(path: str) -> tuple[IO[bytes] | None, FileRead | None]:
     try:
         st = os.stat(path)
     except FileNotFoundError as exc:
+        if not os.path.lexists(path) and _named_not_utf8(path):
+            return None, FileRead(rejected=[(None, _NAME_NOT_UTF8, "")], lines_read=1,
+                                  lines_blank=0)
         unreadable = None if os.path.lexists(path) else exc  # a dangling link: not regular
         st = None
     except PermissionError as exc:

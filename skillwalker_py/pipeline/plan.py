@@ -32,6 +32,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import sql_string as _sql_string
 from skillwalker_py.markers import MARKER_FILE, read_reevaluated_runs
+from skillwalker_py.pipeline.lines import shown_path
 from skillwalker_py.runid import run_id_list
 
 __all__ = [
@@ -87,14 +88,18 @@ class InputFile:
 
 def _stat(path: str, run: str | None) -> InputFile | None:
     """``path`` as an :class:`InputFile`; None when nothing is there (not even a link).
-    One ``lstat`` (a link: and a ``stat`` of its target)."""
+    One ``lstat`` (a link: and a ``stat`` of its target). A path that is not valid UTF-8
+    is listed as :func:`~skillwalker_py.pipeline.lines.shown_path` shows it (and its read
+    rejects it)."""
+    real, path = path, shown_path(path)
+    run = run if run is None else shown_path(run)
     unknown = InputFile(path, None, None, None, None, run, False)
     try:
-        st = os.lstat(path)
+        st = os.lstat(real)
         if stat.S_ISLNK(st.st_mode):
-            st = os.stat(path)
+            st = os.stat(real)
     except FileNotFoundError:
-        return unknown if os.path.islink(path) else None  # a dangling link, or nothing
+        return unknown if os.path.islink(real) else None  # a dangling link, or nothing
     except PermissionError:  # a folder on the way cannot be searched: read, and rejected
         return InputFile(path, None, None, None, None, run, True)
     except OSError:  # a loop of links

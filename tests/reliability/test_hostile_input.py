@@ -94,6 +94,11 @@ ODD_INPUT: dict[str, tuple[Callable[[Path, str], Path], str, str]] = {
     "symlink loop": (_symlink_loop, "20250301T090000", "20250302T090000"),
 }
 
+NOT_UTF8_RUN = "20250501T090000"
+NOT_UTF8_DIR = NOT_UTF8_RUN + os.fsdecode(b"\xff")  # a folder name with a byte that is not UTF-8
+NOT_UTF8_REASON = ("the file's path is not valid UTF-8 (shown with \\xNN for each such byte; "
+                   "rename it to import it)")
+
 BIG_RUN = "20250401T090000"
 LINES = 300_000
 RESULT_EVERY = 1_000
@@ -192,6 +197,12 @@ def _odd_directories(built: Built, out: Path, base: Path) -> Case:
                  out / "runs" / "README.txt", out / "scil-summary" / "notes.txt", elsewhere))
 
 
+def _path_not_utf8(out: Path) -> Case:
+    """A run folder whose name is not valid UTF-8 (its lines name a valid run)."""
+    write_run(out, NOT_UTF8_DIR, NOT_UTF8_RUN, ["a"])
+    return Case(frozenset([NOT_UTF8_RUN]), (out / "runs" / (NOT_UTF8_RUN + "\\xff"),))
+
+
 def _enormous_file(built: Built, out: Path) -> Case:
     """300,000 lines in one file, two of them bad near the end."""
     path = built.big_file = out / "runs" / BIG_RUN / "test-run.jsonl"
@@ -233,6 +244,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         built.odd_input[name] = make(out, other)
         built.cases[name] = Case(frozenset([run, other]),
                                  (out / "runs" / run, out / "runs" / other))
+    built.cases["path not UTF-8"] = _path_not_utf8(out)
     built.cases["enormous file"] = _enormous_file(built, out)
     assert not set(sample.run_ids) & built.runs_of_others("sample")
 
@@ -354,6 +366,18 @@ def test_odd_input_does_not_fail_the_build(built: Built, case: str) -> None:
     odd = built.odd_input[case]
     rejected = {f for f, _n, _r in built.rejected_of(case)}
     assert str(odd) in rejected or str(odd) in built.out, "the odd file is not reported"
+
+
+def test_path_that_is_not_utf8_is_rejected_by_name(built: Built) -> None:
+    """A run folder whose name is not valid UTF-8 neither fails the build nor hides the other
+    runs: each of its files is one rejected line, listed with the byte shown as ``\\xff``."""
+    built.check_build()
+    shown = str(built.project.output_dir / "runs" / NOT_UTF8_RUN) + "\\xff/"
+    assert built.test_run_of("path not UTF-8") == []
+    rejected = built.rejected_of("path not UTF-8")
+    assert {(f, n, r) for f, n, r in rejected} == {
+        (shown + "test-config.jsonl", None, NOT_UTF8_REASON),
+        (shown + "test-run.jsonl", None, NOT_UTF8_REASON)}
 
 
 # --------------------------------------------------------------------------- size
