@@ -23,7 +23,14 @@ from typing import Any
 import yaml
 
 from skillwalker_py import lake, queries
-from skillwalker_py.cli.common import UsageError, lake_config, paths, project_dir, resolve_run
+from skillwalker_py.cli.common import (
+    UsageError,
+    lake_config,
+    paths,
+    project_dir,
+    require_utf8,
+    resolve_run,
+)
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
 from skillwalker_py.errors import InvalidRunIdError, RunIdListError
 from skillwalker_py.pipeline import invocation, lock, plan, project, provenance
@@ -243,7 +250,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _check_output_dir(output: Path) -> None:
-    """A missing or empty output folder is a mistake (a mistyped --output-dir), not a build."""
+    """A missing or empty output folder is a mistake (a mistyped --output-dir), not a build;
+    so is one whose path is not valid UTF-8."""
+    require_utf8(output, "output", "--output-dir")
     if not output.exists():
         raise UsageError(f"the output folder {output} does not exist (check --output-dir)")
     if not output.is_dir():
@@ -406,6 +415,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     where = paths(args)
+    require_utf8(where.output, "output", "--output-dir")
     config = lake_config(args, as_of=False)
     if queries.connect(config) is None:
         raise UsageError(f"no built data in {lake_name(config)}: nothing to forget")

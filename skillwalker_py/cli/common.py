@@ -33,6 +33,7 @@ from typing import Literal
 from skillwalker_py import queries
 from skillwalker_py.errors import NotFoundError
 from skillwalker_py.lake import LakeConfig, at_build, require_lake
+from skillwalker_py.pipeline.lines import shown_path
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "paths",
     "project_dir",
     "read_lake",
+    "require_utf8",
     "resolve_run",
 ]
 
@@ -79,6 +81,17 @@ def _absolute(raw: str) -> Path:
     return (Path.cwd() / Path(raw).expanduser()).resolve()
 
 
+def require_utf8(folder: Path, what: str, option: str) -> None:
+    """A UsageError when ``folder``'s path is not valid UTF-8: DuckDB and dbt take UTF-8
+    paths only, so nothing in it could be imported or read (a file with such a name
+    inside the output folder is one rejected line instead: it cannot hide the rest)."""
+    shown = shown_path(str(folder))
+    if shown != str(folder):
+        raise UsageError(f"the {what} folder {shown} has a path that is not valid UTF-8 "
+                         f"(\\xNN: a byte that is not; check {option}): rename it, DuckDB "
+                         "and dbt take UTF-8 paths only")
+
+
 def paths(args: argparse.Namespace) -> Paths:
     """The output and lake folders of the command (see the module's table)."""
     data_set = getattr(args, "data_set", None)
@@ -101,6 +114,7 @@ def paths(args: argparse.Namespace) -> Paths:
                      "SKILLWALKER_OUTPUT_DIR", "output")  # fmt: skip
     lake, named_by = LakeConfig.locate(getattr(args, "lake_dir", None), data_set=data_set)
     source = {"lake": "--lake-dir", "data_set": "--data-set"}.get(named_by or "", named_by)
+    require_utf8(lake, "lake", "--lake-dir")
     if lake.exists() and not lake.is_dir():
         raise UsageError(f"the lake folder {lake} is not a folder (check --lake-dir)")
     from_option = source in ("--lake-dir", "--data-set")

@@ -519,6 +519,14 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "(check --lake-dir)"),
         (["sample", "--output-dir", "a-file"], "the output folder {root}/a-file is not a folder "
          "(check --output-dir)"),
+        # a byte that is not UTF-8 (os passes it as the lone surrogate U+DCFF) in a folder's
+        # name: DuckDB and dbt could not open the folder, so the command stops before them
+        (["build", "--output-dir", "o\udcffd"], "the output folder {root}/o\\xffd has a "
+         "path that is not valid UTF-8 (\\xNN: a byte that is not; check --output-dir): "
+         "rename it, DuckDB and dbt take UTF-8 paths only"),
+        (["summaries", "--lake-dir", "l\udcffk"], "the lake folder {root}/l\\xffk has a path "
+         "that is not valid UTF-8 (\\xNN: a byte that is not; check --lake-dir): rename it, "
+         "DuckDB and dbt take UTF-8 paths only"),
     ],
 )  # fmt: skip
 def test_mistakes_before_a_build_are_one_line(
