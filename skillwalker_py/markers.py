@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Final
@@ -50,17 +51,25 @@ def marker_path(output_dir: str | os.PathLike[str]) -> Path:
 def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
     """Return the run IDs in the marker file, as stored; a missing file gives ``[]``.
 
-    A file that is not a JSON array of valid run IDs (checked with
-    :func:`~skillwalker_py.runid.validate_run_id`, so an impossible date such
-    as ``20260230T000000`` is refused too) raises
-    :class:`~skillwalker_py.errors.MarkerFileError` naming the file, the item
-    and what is wrong with it.
+    A path that is not a readable regular file (a folder, a FIFO, no permission), or
+    a file that is not a JSON array of valid run IDs (checked with
+    :func:`~skillwalker_py.runid.validate_run_id`, so an impossible date such as
+    ``20260230T000000`` is refused too), raises
+    :class:`~skillwalker_py.errors.MarkerFileError` naming the file, the item and
+    what is wrong with it.
     """
     path = marker_path(output_dir)
-    try:
-        raw = path.read_bytes()
+    try:  # never blocks: a FIFO opens at once and is refused below, as a folder is
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return []
+    except OSError as exc:  # no permission, a loop of links
+        raise MarkerFileError(path, f"cannot be read ({exc.strerror})") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise MarkerFileError(path, "not a regular file (a folder, a FIFO, a device)")
+    with os.fdopen(fd, "rb") as fh:
+        raw = fh.read()
     try:
         value = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,30 @@ def test_malformed_marker_names_the_file(tmp_path: Path, content: bytes, reason:
     with pytest.raises(MarkerFileError):
         mark_reevaluated(tmp_path, [A])
     assert marker_path(tmp_path).read_bytes() == content
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_marker_that_is_no_regular_file_is_malformed_and_never_blocks(
+    tmp_path: Path, kind: str
+) -> None:
+    """A folder or a FIFO at the marker's path: MarkerFileError at once (opening a FIFO to
+    read it would wait for a writer forever), not IsADirectoryError or a hang."""
+    path = marker_path(tmp_path)
+    path.mkdir() if kind == "folder" else os.mkfifo(path)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_reevaluated_runs(tmp_path)
+        except BaseException as exc:  # the test asserts what it is
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "read_reevaluated_runs blocked"
+    assert len(outcome) == 1 and isinstance(outcome[0], MarkerFileError), outcome
+    assert str(outcome[0]) == f"{path}: not a regular file (a folder, a FIFO, a device)"
 
 
 def _mark_many(output_dir: str, worker: int) -> None:

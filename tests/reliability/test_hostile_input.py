@@ -287,19 +287,28 @@ def test_replace_run_ids_cannot_inject_sql(built: Built, form: str, var: str, sh
     assert latest_snapshot(built.project.lake_dir) == built.snapshot
 
 
-def test_marker_file_cannot_inject_sql(built: Built) -> None:
-    """A hostile .re-evaluated-runs.json is input: it cannot fail the build, and it forces
-    nothing (no file is read again, no row changes)."""
+@pytest.mark.parametrize("kind", ["sql", "folder", "fifo"])
+def test_marker_file_cannot_inject_sql(built: Built, kind: str) -> None:
+    """A hostile .re-evaluated-runs.json is input: SQL in it, or a folder or a FIFO (which
+    blocks whoever opens it to read) in its place, cannot fail or stall the build, and it
+    forces nothing (no file is read again, no row changes)."""
     built.check_build()
     marker = built.project.output_dir / ".re-evaluated-runs.json"
     saved = marker.read_bytes()
-    marker.write_text(json.dumps([INJECTION]), encoding="utf-8")
+    marker.unlink()
+    if kind == "sql":
+        marker.write_text(json.dumps([INJECTION]), encoding="utf-8")
+    elif kind == "folder":
+        marker.mkdir()
+    else:
+        os.mkfifo(marker)
     try:
-        built.project.run_build()
+        built.project.run_build(cli=True)  # the command reads the marker before dbt, too
         read = built.project.query(
             "select source_table, kind from sw_import_log where build_id = "
             "(select build_id from sw_builds order by finished_at desc limit 1)")
     finally:
+        marker.rmdir() if kind == "folder" else marker.unlink()
         marker.write_bytes(saved)
     assert read and {kind for _t, kind in read} == {"marker"}
     assert relations(built.project.lake_dir) == built.published
