@@ -75,11 +75,12 @@ class FileRead:
     """Its size or modification time after the read is not what the plan saw."""
 
 
-def _cannot_read(exc: OSError) -> str:
-    """The reason of a file that cannot be read (one line, no path: the file is its row's)."""
+def _cannot_read(exc: OSError, kind: str = "file") -> str:
+    """The reason of a file (or of a folder of input files) that cannot be read (one line,
+    no path: the file is its row's)."""
     what = "removed while the build read it" if isinstance(exc, FileNotFoundError) \
         else (exc.strerror or type(exc).__name__)  # fmt: skip
-    return f"cannot read the file: {what} (not imported; the next build tries it again)"
+    return f"cannot read the {kind}: {what} (not imported; the next build tries it again)"
 
 
 def _open_regular(path: str) -> tuple[IO[bytes] | None, FileRead | None]:
@@ -99,6 +100,13 @@ def _open_regular(path: str) -> tuple[IO[bytes] | None, FileRead | None]:
         unreadable, st = exc, None
     except OSError:  # a loop of links
         st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        try:  # the plan lists a folder it could not list (runs/, a summary folder)
+            with os.scandir(path):
+                pass
+        except OSError as exc:
+            return None, FileRead(rejected=[(None, _cannot_read(exc, "folder"), "")],
+                                  lines_read=1, lines_blank=0, unreadable=True)
     if unreadable is None and (st is None or not stat.S_ISREG(st.st_mode)):
         return None, FileRead(rejected=[(None, _NOT_REGULAR, "")], lines_read=1,
                               lines_blank=0)  # never open a FIFO or a device

@@ -18,7 +18,6 @@ Input layouts (both are read, in any mix):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
@@ -111,27 +110,36 @@ def _stat(path: str, run: str | None) -> InputFile | None:
 def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
     """The files of one source under ``output_dir`` (its meta: ``per_run_file``,
     ``legacy_file`` or ``document_dir``), with what the plan compares (:func:`_stat`):
-    one ``stat`` per file, nothing is read."""
+    one ``stat`` per file, nothing is read. A folder that cannot be listed (``runs/``, a
+    summary folder) is listed itself, so that its read rejects it instead of hiding what
+    it holds."""
     out = Path(output_dir)
     found: list[InputFile] = []
+
+    def listed(folder: Path) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as entries:
+                return sorted(entries, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError:  # a folder that cannot be listed is read itself, and rejected
+            one = _stat(str(folder), None)
+            found.extend([one] if one is not None else [])
+            return []
+
     if meta.get("per_run_file"):
-        with contextlib.suppress(OSError):
-            for entry in sorted(os.scandir(out / "runs"), key=lambda e: e.name):
-                if entry.is_dir():
-                    one = _stat(os.path.join(entry.path, meta["per_run_file"]), entry.name)
-                    if one is not None:
-                        found.append(one)
+        for entry in listed(out / "runs"):
+            if entry.is_dir():
+                one = _stat(os.path.join(entry.path, meta["per_run_file"]), entry.name)
+                found.extend([one] if one is not None else [])
     if meta.get("legacy_file"):
         one = _stat(str(out / meta["legacy_file"]), None)
-        if one is not None:
-            found.append(one)
+        found.extend([one] if one is not None else [])
     if meta.get("document_dir"):
-        with contextlib.suppress(OSError):
-            for entry in sorted(os.scandir(out / meta["document_dir"]), key=lambda e: e.name):
-                if entry.name.endswith(".json"):
-                    one = _stat(entry.path, entry.name[: -len(".json")])
-                    if one is not None:
-                        found.append(one)
+        for entry in listed(out / meta["document_dir"]):
+            if entry.name.endswith(".json"):
+                one = _stat(entry.path, entry.name[: -len(".json")])
+                found.extend([one] if one is not None else [])
     return found
 
 

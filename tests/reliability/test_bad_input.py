@@ -1119,6 +1119,46 @@ def test_a_file_that_cannot_be_read_is_rejected_and_read_by_the_next_build(
     assert "cannot read" not in "".join(r for _f, _n, r in built.rejected_lines)
 
 
+def test_folders_that_cannot_be_listed_are_rejected_and_read_by_the_next_build(
+        tmp_path: Path) -> None:
+    """``runs/`` and ``scil-summary/`` that the build cannot list (mode 000) hide nothing
+    silently: each is a rejected line of every table it feeds (the folder, no line number,
+    the reason), not logged; the build exits 0 and imports the rest (the ACIL summary);
+    the next build, once they are readable, imports every run and the rejected lines go."""
+    project = Project(tmp_path / "project")
+    sample = generate_sample(project.output_dir, runs=1, tests_per_eval=1, payload_kb=1)
+    assert sample.acil_run_ids  # an ACIL summary: what the first build still imports
+    runs, summaries = project.output_dir / "runs", project.output_dir / "scil-summary"
+    for folder in (runs, summaries):
+        folder.chmod(0)
+    project.command_prefix = without_dac_override()
+    try:
+        project.run_build(cli=True)
+        rejected = project.query(
+            "select source_table, file, line, reason from rejected_lines order by 1")
+        (logged,), = project.query("select count(*) from sw_import_log where file in (?, ?)",
+                                   [str(runs), str(summaries)])
+        imported = {t: project.query(f"select count(*) from {t}")[0][0]
+                    for t in ("test_run", "scil_summary", "acil_summary")}
+    finally:
+        for folder in (runs, summaries):
+            folder.chmod(0o755)
+    reason = ("cannot read the folder: Permission denied (not imported; the next build "
+              "tries it again)")
+    per_run = ("acil_iteration", "output_files", "scil_iteration", "test_config",
+               "test_results", "test_run")
+    assert rejected == sorted([(t, str(runs), None, reason) for t in per_run]
+                              + [("scil_summary", str(summaries), None, reason)])
+    assert logged == 0
+    assert imported == {"test_run": 0, "scil_summary": 0,
+                        "acil_summary": len(sample.acil_run_ids)}
+    project.run_build(cli=True)
+    assert project.query("select count(*) from rejected_lines") == [(0,)]
+    assert project.query("select count(*) from test_run") == [(sample.test_executions,)]
+    assert {r[0] for r in project.query("select test_run_id from scil_summary")} \
+        == set(sample.scil_run_ids)
+
+
 def test_rejected_lines_of_a_file_renamed_away_go_with_it(built: Built) -> None:
     """rejected_lines lists the bad lines of the files in the output folder: a file renamed
     away takes its rejected lines with it at the next build that reads its table; the import
