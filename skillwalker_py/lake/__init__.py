@@ -20,6 +20,8 @@ Configuration, resolved the same way as ``profiles.yml`` does:
 ``SKILLWALKER_LAKE_DATA_PATH`` Parquet data path (``<lake dir>/data/``)
 ``SKILLWALKER_THREADS``        DuckDB threads of the build and of readers (DuckDB's
                                default, one per core: :func:`set_threads`)
+``SKILLWALKER_MEMORY_LIMIT``   DuckDB memory limit of the build (``1GB``;
+                               checked by :func:`memory_limit`)
 =============================  ==========================================
 
 The DuckLake and SQLite extensions are loaded from their PyPI packages
@@ -58,6 +60,7 @@ from skillwalker_py.lake.session import (
     CONSISTENT_CATALOG_READS,
     extension_files,
     load_extensions,
+    memory_limit,
     reader_sql,
     set_threads,
     threads,
@@ -75,6 +78,7 @@ __all__ = [
     "extension_files",
     "finished_snapshot",
     "load_extensions",
+    "memory_limit",
     "open_instance",
     "reader_sql",
     "require_lake",

@@ -1,6 +1,7 @@
 """What a DuckDB session loads and sets before it reads or builds the lake: the DuckLake,
 SQLite (and PostgreSQL) extensions from their PyPI packages, consistent catalog reads, and
-the thread count of ``SKILLWALKER_THREADS``."""
+the thread count of ``SKILLWALKER_THREADS`` (the build's memory limit,
+``SKILLWALKER_MEMORY_LIMIT``, is checked here too: ``profiles.yml`` sets it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import duckdb
 
+from skillwalker_py.errors import MEMORY_LIMIT_ENV
 from skillwalker_py.lake.common import LakeError, sql_string
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "THREADS_ENV",
     "extension_files",
     "load_extensions",
+    "memory_limit",
     "reader_sql",
     "set_threads",
     "threads",
@@ -96,6 +99,20 @@ def threads() -> int | None:
     if not value.isdigit() or int(value) < 1:
         raise LakeError(f"{THREADS_ENV} must be a whole number of threads, at least 1: {value!r}")
     return int(value)
+
+
+def memory_limit() -> str:
+    """The build's DuckDB memory limit, ``SKILLWALKER_MEMORY_LIMIT`` (``profiles.yml``; 1GB
+    when unset or empty), as DuckDB's own ``SET memory_limit`` parses it (``4GB``,
+    ``512MiB``; a negative amount: no limit). LakeError naming the value when DuckDB
+    refuses it, so that a build stops with one line before dbt starts."""
+    value = os.environ.get(MEMORY_LIMIT_ENV, "").strip() or "1GB"
+    try:
+        duckdb.connect().execute(f"SET memory_limit = {sql_string(value)}")
+    except duckdb.Error as exc:
+        raise LakeError(f"{MEMORY_LIMIT_ENV} must be an amount of memory such as 4GB or "
+                        f"512MiB: {value!r} ({str(exc).splitlines()[0]})") from None
+    return value
 
 
 def set_threads(con: duckdb.DuckDBPyConnection) -> None:

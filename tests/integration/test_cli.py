@@ -74,7 +74,8 @@ def sample_ids(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cli, 
     with open(bad, "a", encoding="utf-8") as fh:
         fh.write('{"test_run_id": "' + r2 + '", "truncated\n')
     cli = Cli(project)
-    build = cli("build")
+    # an empty SKILLWALKER_MEMORY_LIMIT is the default, 1GB (profiles.yml), not an error
+    build = cli("build", env={"SKILLWALKER_MEMORY_LIMIT": ""})
     lines = build.stdout.splitlines()
     assert build.stderr == "", build.stderr
     print(build.stdout)
@@ -385,6 +386,21 @@ def test_a_thread_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -
         proc = cli(*args, code=2, env=bad)
         assert proc.stderr == ("skillwalker-data: error: SKILLWALKER_THREADS must be a whole "
                                "number of threads, at least 1: 'two'\n"), args
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_memory_limit_that_is_no_amount_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    """SKILLWALKER_MEMORY_LIMIT is checked by DuckDB's own parser before a build runs dbt,
+    where it failed every model after the lock had made the lake folder."""
+    for value, why in (("lots", "Memory must have a number (e.g. 1GB)"),
+                       ("80%", "Unknown unit for memory: '%' (expected: KB, MB, GB, TB for "
+                               "1000^i units or KiB, MiB, GiB, TiB for 1024^i units)")):
+        for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"]):
+            proc = cli(*args, code=2, env={"SKILLWALKER_MEMORY_LIMIT": value})
+            assert proc.stderr == (
+                "skillwalker-data: error: SKILLWALKER_MEMORY_LIMIT must be an amount of memory "
+                f"such as 4GB or 512MiB: {value!r} (Parser Error: {why})\n"), args
+            assert proc.stdout == ""
     assert not (tmp_path / "new").exists()
 
 

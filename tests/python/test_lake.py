@@ -81,6 +81,23 @@ def test_threads_that_are_no_count_are_refused(monkeypatch: pytest.MonkeyPatch,
         lake.threads()
 
 
+@pytest.mark.parametrize(("value", "limit"), [("", "1GB"), (" 4GB ", "4GB"),
+                                             ("512MiB", "512MiB"), ("-1", "-1")])
+def test_memory_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str,
+                                           limit: str) -> None:
+    monkeypatch.setenv("SKILLWALKER_MEMORY_LIMIT", value)
+    assert lake.memory_limit() == limit
+
+
+@pytest.mark.parametrize("value", ["lots", "80%", "4", "GB"])
+def test_memory_limits_that_are_no_amount_are_refused(monkeypatch: pytest.MonkeyPatch,
+                                                      value: str) -> None:
+    monkeypatch.setenv("SKILLWALKER_MEMORY_LIMIT", value)
+    with pytest.raises(lake.LakeError, match=f"SKILLWALKER_MEMORY_LIMIT must be an amount of "
+                                             f"memory such as 4GB or 512MiB: '{value}'"):
+        lake.memory_limit()
+
+
 def test_a_lake_without_a_finished_build_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
