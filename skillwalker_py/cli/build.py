@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,16 @@ __all__ = ["register", "validate_vars"]
 # The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
 _NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
 _RUN_ID_LISTS = ("replace_run_ids",)
+# The range of a number var beyond "not negative": a value outside it would make a view
+# wrong (a flaky window of 0 fails test_history's data tests; a level of 2 calls every
+# change significant), so the command refuses it.
+_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "flaky_window": (lambda v: v >= 1, "at least 1"),
+    # the rule of compare's --alpha and --min-effect (cli.readers._share)
+    "verdict_alpha": (lambda v: 0 <= v <= 1, "between 0 and 1 (a fraction: 0.05 is 5 points)"),
+    "verdict_min_effect": (lambda v: 0 <= v <= 1,
+                           "between 0 and 1 (a fraction: 0.05 is 5 points)"),
+}
 
 
 def _type_name(kind: type) -> str:
@@ -54,7 +64,8 @@ def _type_name(kind: type) -> str:
 
 def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
     """``--vars`` (a YAML mapping) checked against the project's vars: known names, the type
-    of each default, run IDs in the run ID lists. Raises UsageError with one line.
+    of each default, no negative number, the range of the vars that have one, run IDs in
+    the run ID lists. Raises UsageError with one line.
 
     >>> validate_vars("{flaky_window: 3}", {"flaky_window": 5})
     {'flaky_window': 3}
@@ -92,6 +103,8 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
             raise UsageError(f"--vars: {name} must be {_type_name(kind)}, not {value!r}")
         if kind in (int, float) and value < 0:
             raise UsageError(f"--vars: {name} must not be negative, not {value!r}")
+        if name in _RANGES and not _RANGES[name][0](value):
+            raise UsageError(f"--vars: {name} must be {_RANGES[name][1]}, not {value!r}")
     return given
 
 

@@ -531,6 +531,13 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "--vars: replace_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"),
         (["build", "--vars", "[1]"],
          "--vars must be a mapping, e.g. '{flaky_window: 3}', not '[1]'"),
+        # in range: a flaky window of 0 failed test_history's data tests after the imports
+        (["build", "--vars", "{flaky_window: 0}"], "--vars: flaky_window must be at least 1, "
+         "not 0"),
+        (["build", "--vars", "{verdict_alpha: 5}"], "--vars: verdict_alpha must be between 0 "
+         "and 1 (a fraction: 0.05 is 5 points), not 5"),
+        (["build", "--vars", "{verdict_min_effect: 1.5}"], "--vars: verdict_min_effect must be "
+         "between 0 and 1 (a fraction: 0.05 is 5 points), not 1.5"),
         (["summaries", "--lake-dir", "a-file"], "the lake folder {root}/a-file is not a folder "
          "(check --lake-dir)"),
         (["sample", "--output-dir", "a-file"], "the output folder {root}/a-file is not a folder "
