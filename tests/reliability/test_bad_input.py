@@ -384,12 +384,22 @@ def bom_input(inp: Input) -> Path:
     return path
 
 
+NOT_A_TIMESTAMP = 'field "evaluated_at" is not an ISO-8601 timestamp'
+
+
 def tz_input(inp: Input) -> None:
     run = TZ_RUN
     inp.write(f"runs/{run}/test-results.jsonl", [
         (None, line(result_row(run, "z-a", 0, evaluated_at="2026-03-06T12:05:00"))),
         (None, line(result_row(run, "z-a", 1, evaluated_at="2026-03-06T12:05:00+02:00"))),
         (None, line(result_row(run, "z-a", 2, evaluated_at="2026-03-06 12:05:00.250Z"))),
+        # what DuckDB's cast takes but ISO-8601 does not: each would sort after or before
+        # every real evaluation of its expectation (infinity won every re-evaluation)
+        *[(NOT_A_TIMESTAMP, line(result_row(run, "z-b", i, evaluated_at=value)))
+          for i, value in enumerate(["infinity", "epoch", "99999-01-01T00:00:00Z",
+                                     "-2026-03-06", "2026-03-06T12:05:00 America/New_York",
+                                     "2026-03-06T24:00:00Z", "2026-03-06T12:05:00+25:00",
+                                     "2026-3-6 12:05:00"])],
     ])
     inp.document("scil-summary", run, summary(run, started_at="2026-03-07T08:00:00",
                                               finished_at="2026-03-07T09:30:00.5"))
@@ -749,8 +759,11 @@ def test_a_bom_first_line_is_imported_on_every_build(built: Built) -> None:
 
 def test_timestamps_without_a_zone_are_utc_whatever_the_tz(built: Built) -> None:
     """7. evaluated_at, started_at and finished_at without a zone are UTC, built with
-    TZ=America/New_York; with a zone they are converted to UTC."""
+    TZ=America/New_York; with a zone they are converted to UTC. What DuckDB's cast takes
+    beside ISO-8601 (infinity, epoch, a five-digit or BC year, a named zone, 24:00, an
+    offset of 25 hours, one-digit month and day) is rejected as no timestamp."""
     built.check_build()
+    built.check_rejected(f"runs/{TZ_RUN}/", f"scil-summary/{TZ_RUN}")
     assert sorted(built.rows("select expect_index, evaluated_at from test_results "
                              "where test_run_id = ?", TZ_RUN)) == [
         (0, datetime(2026, 3, 6, 12, 5)), (1, datetime(2026, 3, 6, 10, 5)),
