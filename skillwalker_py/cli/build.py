@@ -160,8 +160,6 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     from dbt.cli.main import dbtRunner
 
-    lake.threads()  # a bad SKILLWALKER_THREADS or SKILLWALKER_MEMORY_LIMIT: one line now,
-    lake.memory_limit()  # not dbt's traceback or a failed model later
     where = paths(args)
     proj = project_dir()
     os.environ.update(
@@ -220,8 +218,11 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
     long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.pipeline.lock.hold`: it says
     whom it waits for, and how long): True; else print the command's one-line failure
     (and ``nothing_changed``): False."""
-    lake.threads()  # a bad SKILLWALKER_THREADS or SKILLWALKER_MEMORY_LIMIT: one line
-    lake.memory_limit()  # before the lock creates the lake folder
+    # a bad SKILLWALKER_THREADS or SKILLWALKER_MEMORY_LIMIT: one line before the lock
+    # creates the lake folder, not dbt's traceback or a failed model later (every command
+    # that runs dbt takes the lock here first)
+    lake.threads()
+    lake.memory_limit()
     config = lake_config(args, as_of=False)
     try:
         lock.hold(config, timeout=lock.timeout_seconds(config, dbt_vars.get(

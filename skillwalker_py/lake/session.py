@@ -108,7 +108,8 @@ def memory_limit() -> str:
     refuses it, so that a build stops with one line before dbt starts."""
     value = os.environ.get(MEMORY_LIMIT_ENV, "").strip() or "1GB"
     try:
-        duckdb.connect().execute(f"SET memory_limit = {sql_string(value)}")
+        with duckdb.connect() as con:
+            con.execute(f"SET memory_limit = {sql_string(value)}")
     except duckdb.Error as exc:
         raise LakeError(f"{MEMORY_LIMIT_ENV} must be an amount of memory such as 4GB or "
                         f"512MiB: {value!r} ({str(exc).splitlines()[0]})") from None
