@@ -116,6 +116,11 @@ def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
     out = Path(output_dir)
     found: list[InputFile] = []
 
+    def add(path: str, run: str | None) -> None:
+        one = _stat(path, run)
+        if one is not None:
+            found.append(one)
+
     def listed(folder: Path) -> list[os.DirEntry[str]]:
         try:
             with os.scandir(folder) as entries:
@@ -123,23 +128,19 @@ def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError:  # a folder that cannot be listed is read itself, and rejected
-            one = _stat(str(folder), None)
-            found.extend([one] if one is not None else [])
+            add(str(folder), None)
             return []
 
     if meta.get("per_run_file"):
         for entry in listed(out / "runs"):
             if entry.is_dir():
-                one = _stat(os.path.join(entry.path, meta["per_run_file"]), entry.name)
-                found.extend([one] if one is not None else [])
+                add(os.path.join(entry.path, meta["per_run_file"]), entry.name)
     if meta.get("legacy_file"):
-        one = _stat(str(out / meta["legacy_file"]), None)
-        found.extend([one] if one is not None else [])
+        add(str(out / meta["legacy_file"]), None)
     if meta.get("document_dir"):
         for entry in listed(out / meta["document_dir"]):
             if entry.name.endswith(".json"):
-                one = _stat(entry.path, entry.name[: -len(".json")])
-                found.extend([one] if one is not None else [])
+                add(entry.path, entry.name[: -len(".json")])
     return found
 
 
