@@ -24,7 +24,9 @@ import yaml
 
 from skillwalker_py import lake, queries
 from skillwalker_py.cli.common import (
+    SHARE,
     UsageError,
+    is_share,
     lake_config,
     paths,
     project_dir,
@@ -50,10 +52,9 @@ _RUN_ID_LISTS = ("replace_run_ids",)
 # change significant), so the command refuses it.
 _RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "flaky_window": (lambda v: v >= 1, "at least 1"),
-    # the rule of compare's --alpha and --min-effect (cli.readers._share)
-    "verdict_alpha": (lambda v: 0 <= v <= 1, "between 0 and 1 (a fraction: 0.05 is 5 points)"),
-    "verdict_min_effect": (lambda v: 0 <= v <= 1,
-                           "between 0 and 1 (a fraction: 0.05 is 5 points)"),
+    # the rule of compare's --alpha and --min-effect
+    "verdict_alpha": (is_share, SHARE),
+    "verdict_min_effect": (is_share, SHARE),
 }
 
 

@@ -38,8 +38,10 @@ from skillwalker_py.runid import validate_run_id
 
 __all__ = [
     "RUN_ALIASES",
+    "SHARE",
     "Paths",
     "UsageError",
+    "is_share",
     "lake_config",
     "not_found",
     "paths",
@@ -48,6 +50,15 @@ __all__ = [
     "require_utf8",
     "resolve_run",
 ]
+
+
+SHARE = "between 0 and 1 (a fraction: 0.05 is 5 points)"
+"""The rule of a share (a pass rate, a level), as an option or a dbt var is told it."""
+
+
+def is_share(value: float) -> bool:
+    """Whether ``value`` keeps :data:`SHARE`'s rule (5 for 5 points does not)."""
+    return 0 <= value <= 1
 
 
 class UsageError(Exception):

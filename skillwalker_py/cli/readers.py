@@ -11,8 +11,10 @@ from typing import Any
 
 from skillwalker_py import analytics, queries
 from skillwalker_py.cli.common import (
+    SHARE,
     RunKind,
     UsageError,
+    is_share,
     not_found,
     paths,
     read_lake,
@@ -292,10 +294,8 @@ def _fraction(text: str) -> float:
 def _share(text: str) -> float:
     """A fraction between 0 and 1 (a pass rate, a level): 0.05 is 5 points, 5 is refused."""
     value = _number(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not between 0 and 1 (a fraction: 0.05 is 5 points)"
-        )
+    if not is_share(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {SHARE}")
     return value
 
 
