@@ -40,6 +40,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Final, NoReturn
 
 from skillwalker_py.errors import ConfigError
+from skillwalker_py.jsonline import DuplicateKeyError, unique_keys
 from skillwalker_py.types import EvalConfig, TestCase, TestExpectation
 
 __all__ = [
@@ -391,19 +392,6 @@ def validate_scaffolds(eval_dir: str | os.PathLike[str], tests: Sequence[TestCas
 # tests.json.
 
 
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
-
-
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -424,7 +412,7 @@ def _load_json(path: Path) -> Any:
         ) from None
     try:
         return json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
+            text, object_pairs_hook=unique_keys, parse_constant=_reject_constant
         )
     except json.JSONDecodeError as exc:
         raise ConfigError(
@@ -433,10 +421,8 @@ def _load_json(path: Path) -> Any:
             line=exc.lineno,
             column=exc.colno,
         ) from None
-    except _DuplicateKeyError as exc:
-        raise ConfigError(
-            f"invalid JSON: duplicate key {_quote(str(exc))} in an object", path=path
-        ) from None
+    except DuplicateKeyError as exc:
+        raise ConfigError(str(exc), path=path) from None
     except ValueError as exc:
         raise ConfigError(f"invalid JSON: {exc}", path=path) from None
     except RecursionError:

@@ -28,6 +28,11 @@ JSON              ``invalid JSON: <what Python's json module says> (column N)``;
                   rejects them (``field "score" is not a finite number``, the import's
                   typed check); a JSON field keeps them as written. The writers never
                   write them (:func:`skillwalker_py.jsonl.dumps_record`)
+duplicate key     an object names each key once: ``invalid JSON: duplicate key "passed" in an
+                  object``. JSON leaves the value of a repeated key to the reader (Python's
+                  keeps the last, DuckDB's the first), so such a line would read one way here
+                  and another in the lake; two lone-surrogate keys that both read as U+FFFD
+                  are a repeated key too
 nesting           objects and arrays nest at most :data:`MAX_NESTING` (500) levels:
                   ``invalid JSON: nested deeper than 500 levels``, whatever the caller's
                   stack depth (never a RecursionError)
@@ -44,6 +49,8 @@ lone surrogates   an escape of half a UTF-16 pair with no partner (``\\ud83d``: 
 'invalid JSON: Expecting property name enclosed in double quotes (column 9)'
 >>> parse_line(b'{"a": \\xff}\\n').reason
 'invalid UTF-8 at byte 6'
+>>> parse_line(b'{"a": 1, "a": 2}\\n').reason
+'invalid JSON: duplicate key "a" in an object'
 >>> parse_line(b'[1, 2]\\n').reason
 'not a JSON object (got array)'
 >>> parse_line(b'{"a": 1').reason.endswith("(column 8)" + TORN)
@@ -64,6 +71,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_NESTING",
     "TOO_DEEP",
+    "DuplicateKeyError",
     "Parsed",
     "nested_too_deep",
     "parse_document",
@@ -72,6 +80,7 @@ __all__ = [
     "read_lines",
     "replace_lone_surrogates",
     "too_large",
+    "unique_keys",
 ]
 
 MAX_NESTING: Final = 500
@@ -123,6 +132,41 @@ def too_large(size: int, *, limit: int = MAX_LINE_BYTES, what: str = "line") -> 
     """
     shown = f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
     return f"{what} too large ({size:,} bytes; {what}s up to {shown} are read)"
+
+
+# --------------------------------------------------------------------------- duplicate keys
+
+
+class DuplicateKeyError(ValueError):
+    """An object of a JSON text names a key twice: ``str(exc)`` is the reason."""
+
+    def __init__(self, key: str) -> None:
+        shown = json.dumps(_SURROGATE_RE.sub("\ufffd", key)[:80], ensure_ascii=False)
+        super().__init__(f"invalid JSON: duplicate key {shown} in an object")
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`json.loads` that refuses a repeated key
+    (:class:`DuplicateKeyError`): the rule of every JSON the package reads."""
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        seen: set[str] = set()
+        for key, _item in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return value
+
+
+_DECODER: Final = json.JSONDecoder(object_pairs_hook=unique_keys)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text, object_pairs_hook=unique_keys)`` with one decoder for every line
+    (``json.loads`` makes a new one per call when given a hook), and its BOM check."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
 
 
 # --------------------------------------------------------------------------- nesting
@@ -182,7 +226,7 @@ def _loads_on_fresh_stack(text: str) -> Any:
 
     def run() -> None:
         try:
-            outcome.append((True, json.loads(text)))
+            outcome.append((True, _loads(text)))
         except BaseException as exc:  # handed back to the calling thread
             outcome.append((False, exc))
 
@@ -196,7 +240,8 @@ def _loads_on_fresh_stack(text: str) -> Any:
 
 
 def replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
-    """Replace every lone surrogate in *record*'s keys and strings with U+FFFD, in place."""
+    """Replace every lone surrogate in *record*'s keys and strings with U+FFFD, in place;
+    :class:`DuplicateKeyError` when two keys of an object then read the same."""
     stack: list[dict[str, Any] | list[Any]] = [record]
     while stack:
         container = stack.pop()
@@ -204,7 +249,8 @@ def replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
             items = list(container.items())
             if any(_SURROGATE_RE.search(key) for key, _ in items):
                 container.clear()
-                container.update((_SURROGATE_RE.sub("\ufffd", key), item) for key, item in items)
+                container.update(unique_keys(
+                    [(_SURROGATE_RE.sub("\ufffd", key), item) for key, item in items]))
                 items = list(container.items())
             slots: Iterable[tuple[Any, Any]] = items
         else:
@@ -226,7 +272,7 @@ def parse_text(text: str, *, torn: bool = False) -> Parsed:
     a line already decoded; ``torn``: it is a last line without a line break."""
     try:
         try:
-            value = json.loads(text)
+            value = _loads(text)
         except RecursionError:
             if _too_deep(text):
                 return Parsed(None, TOO_DEEP, text)
@@ -238,6 +284,8 @@ def parse_text(text: str, *, torn: bool = False) -> Parsed:
             return Parsed(None, None, text)
         reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
         return Parsed(None, reason + TORN if torn else reason, text, exc.lineno)
+    except DuplicateKeyError as exc:
+        return Parsed(None, str(exc), text)
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         return Parsed(None, f"invalid JSON: {exc}", text)
     if isinstance(value, (dict, list)) and nested_too_deep(value, text):
@@ -245,7 +293,10 @@ def parse_text(text: str, *, torn: bool = False) -> Parsed:
     if not isinstance(value, dict):
         return Parsed(None, f"not a JSON object (got {_JSON_KIND[type(value)]})", text)
     if _SURROGATE_ESCAPE_RE.search(text):
-        value = replace_lone_surrogates(value)
+        try:
+            value = replace_lone_surrogates(value)
+        except DuplicateKeyError as exc:
+            return Parsed(None, str(exc), text)
     return Parsed(value, None, text)
 
 

@@ -27,6 +27,10 @@ LINES: list[tuple[bytes, str | None]] = [
     (b'{"a":"caf\xe9"}\n', "invalid UTF-8 at byte 9"),
     (b"[1,2]\n", "not a JSON object (got array)"),
     (b'"text"\n', "not a JSON object (got string)"),
+    # a repeated key, at the top or nested, or two lone surrogates that both read as U+FFFD
+    (b'{"a":1,"b":2,"a":3}\n', 'invalid JSON: duplicate key "a" in an object'),
+    (b'{"o":[{"x":1,"x":1}]}\n', 'invalid JSON: duplicate key "x" in an object'),
+    (b'{"\\ud83d":1,"\\ud83e":2}\n', 'invalid JSON: duplicate key "\ufffd" in an object'),
     (b"null\n", "not a JSON object (got null)"),
     (BOM + b'{"b":2}\n', "invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)"),
     (b'{"d":' + b"[" * 501 + b"]" * 501 + b"}\n", "invalid JSON: nested deeper than 500 levels"),
@@ -67,7 +71,7 @@ def test_the_package_reader_gives_the_rule_sets_reasons(mixed: Path) -> None:
 def test_the_import_gives_the_same_reasons(mixed: Path, tmp_path: Path) -> None:
     out = lines.read_file(str(mixed), document=False, size=None, mtime_ns=None)
     assert [(line, reason) for line, reason, _ in out.rejected] == EXPECTED
-    assert [line for line, _ in out.lines] == [1, 3, 4, 12, 14]
+    assert [line for line, _ in out.lines] == [1, 3, 4, 15, 17]
     _check_records([json.loads(text) for _, text in out.lines])
 
 

@@ -65,6 +65,7 @@ HUGE_RUN = "20260420T000000"
 BIG_OK_RUN = "20260421T000000"
 UNREADABLE_RUN = "20260409T000000"
 RENAMED_RUN = "20260410T000000"
+DUP_RUN = "20260411T000000"
 HUGE = 260 * 2**20
 BIG = 30 * 2**20
 
@@ -405,6 +406,40 @@ def tz_input(inp: Input) -> None:
                                               finished_at="2026-03-07T09:30:00.5"))
 
 
+DUPLICATE = 'invalid JSON: duplicate key "{}" in an object'
+
+
+def duplicate_input(inp: Input) -> None:
+    """Lines and a summary document that name a key twice: Python's json keeps the last
+    value, DuckDB's the first, so each would read one way in the package and another in the
+    lake. Written by hand (a dict cannot hold a key twice)."""
+    run = DUP_RUN
+    ok = line(result_event(run, "k-ok"))
+    twice = ok.replace(b'"result": "done"', b'"result": "done", "result": "other"', 1)
+    run_twice = ok.replace(b'"test_run_id": "' + run.encode(),
+                           b'"test_run_id": "' + run.encode() + b'", "test_run_id": "x', 1)
+    assert twice != ok and run_twice != ok
+    judged = line(judge_row(run, "k-ok", 1))
+    nested_twice = judged.replace(b'"expect_index": 1', b'"expect_index": 2').replace(
+        b'"score": 0.8, "passed": true, "reasoning"',
+        b'"score": 0.8, "passed": true, "passed": false, "reasoning"', 1)
+    assert nested_twice.count(b'"passed"') == 3
+    inp.write(f"runs/{run}/test-run.jsonl", [
+        (None, ok),
+        (DUPLICATE.format("result"), twice.replace(b"k-ok", b"k-a")),
+        (DUPLICATE.format("test_run_id"), run_twice.replace(b"k-ok", b"k-b")),
+    ])
+    inp.write(f"runs/{run}/test-results.jsonl", [
+        (None, judged),
+        # inside a declared JSON field (criteria's first object)
+        (DUPLICATE.format("passed"), nested_twice),
+    ])
+    doc = json.dumps(summary(run), indent=2).encode("ascii")
+    inp.document("scil-summary", run, doc.replace(b'"eval": "demo"',
+                                                  b'"eval": "demo", "eval": "other"', 1),
+                 DUPLICATE.format("eval"))
+
+
 def huge_input(inp: Input) -> Path:
     """A 260 MiB line beside good lines, and a 30 MiB file_content in another run."""
     path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
@@ -586,7 +621,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     sample = generate_sample(project.output_dir, runs=2, tests_per_eval=2, evals=2,
                              payload_kb=1)
     inp = Input(project.output_dir)
-    for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input):
+    for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input,
+                  duplicate_input):
         write(inp)
     bom_file = bom_input(inp)
     huge_file = huge_input(inp)
@@ -772,6 +808,20 @@ def test_timestamps_without_a_zone_are_utc_whatever_the_tz(built: Built) -> None
                       TZ_RUN) == [(datetime(2026, 3, 7, 8), datetime(2026, 3, 7, 9, 30, 0, 500000))]
 
 
+def test_a_key_named_twice_rejects_its_line(built: Built) -> None:
+    """8. A line or summary document that names a key twice (at its top, the run ID too, or
+    inside a JSON field) is rejected: no reader's choice of one of the values decides what
+    the lake holds."""
+    built.check_build()
+    built.check_rejected(f"runs/{DUP_RUN}/", f"scil-summary/{DUP_RUN}")
+    assert built.rows("select test_case, result from test_run where test_run_id = ?",
+                      DUP_RUN) == [("demo-k-ok", "done")]
+    assert built.rows("select expect_index from test_results where test_run_id = ?",
+                      DUP_RUN) == [(1,)]
+    assert built.rows("select count(*) from scil_summary where test_run_id = ?",
+                      DUP_RUN) == [(0,)]
+
+
 # --------------------------------------------------------------------------- property test
 
 KINDS = {  # file kind -> (file name, a valid record of run ``run``, number ``n``)
@@ -828,16 +878,26 @@ def expected_verdict(kind: str, raw: bytes, dir_run: str | None,
                      runs_with_dirs: frozenset[str] = frozenset()) -> str:
     """"row", "bad", "ignored" or "blank" for one line (a first line without its BOM): the
     oracle's classification plus the rules of this issue (lone surrogates are text, nesting
-    deeper than 500 levels, real dates in run IDs, finite numbers, the fields' rules). A good
-    line of the single file (``dir_run`` None) whose run has a folder with a file of this
-    kind (``runs_with_dirs``) is ignored: the folder is read instead."""
+    deeper than 500 levels, a key named twice in an object, real dates in run IDs, finite
+    numbers, the fields' rules). A good line of the single file (``dir_run`` None) whose run
+    has a folder with a file of this kind (``runs_with_dirs``) is ignored: the folder is read
+    instead."""
     if not raw.strip():
         return "blank"
+    keys_unique = True
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal keys_unique
+        # a lone surrogate reads as U+FFFD, so two keys may become one
+        names = {re.sub("[\ud800-\udfff]", "\ufffd", k) for k, _ in items}
+        keys_unique = keys_unique and len(names) == len(items)
+        return dict(items)
+
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
     except (ValueError, RecursionError):
         return "bad"
-    if not isinstance(value, dict) or _depth(raw) > 500:
+    if not isinstance(value, dict) or _depth(raw) > 500 or not keys_unique:
         return "bad"
     run = value.get("test_run_id")
     if isinstance(run, str) and re.fullmatch(r"[0-9]{8}T[0-9]{6}", run):
