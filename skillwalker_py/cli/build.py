@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -48,13 +49,20 @@ __all__ = ["register", "validate_vars"]
 _NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
 _RUN_ID_LISTS = ("replace_run_ids",)
 # The range of a number var beyond "not negative": a value outside it would make a view
-# wrong (a flaky window of 0 fails test_history's data tests; a level of 2 calls every
-# change significant), so the command refuses it.
-_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
-    "flaky_window": (lambda v: v >= 1, "at least 1"),
+# wrong or a build fail (a flaky window of 0 fails test_history's data tests, one over
+# 2**63 makes test_history unreadable; a level of 2 calls every change significant; a
+# retention of 2**31 days fails the lake's maintenance), so the command refuses it. The
+# upper bounds are past any use: a window of every execution, 100 years. A target file
+# size DuckDB cannot read failed the first build of a new lake.
+_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "flaky_window": (lambda v: 1 <= v <= 1_000_000, "between 1 and 1,000,000"),
+    "snapshot_retention_days": (lambda v: v <= 36_500, "at most 36,500 (100 years)"),
+    "file_deletion_delay_hours": (lambda v: v <= 876_000, "at most 876,000 (100 years)"),
     # the rule of compare's --alpha and --min-effect
     "verdict_alpha": (is_share, SHARE),
     "verdict_min_effect": (is_share, SHARE),
+    "lake_target_file_size": (lambda v: lake.amount_problem(v) is None,
+                              "an amount of bytes such as 32MB or 512MiB"),
 }
 
 
@@ -102,6 +110,8 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
         )  # fmt: skip
         if not ok:
             raise UsageError(f"--vars: {name} must be {_type_name(kind)}, not {value!r}")
+        if kind is float and not math.isfinite(value):
+            raise UsageError(f"--vars: {name} must be a finite number, not {value!r}")
         if kind in (int, float) and value < 0:
             raise UsageError(f"--vars: {name} must not be negative, not {value!r}")
         if name in _RANGES and not _RANGES[name][0](value):
@@ -219,11 +229,12 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
     long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.pipeline.lock.hold`: it says
     whom it waits for, and how long): True; else print the command's one-line failure
     (and ``nothing_changed``): False."""
-    # a bad SKILLWALKER_THREADS or SKILLWALKER_MEMORY_LIMIT: one line before the lock
-    # creates the lake folder, not dbt's traceback or a failed model later (every command
-    # that runs dbt takes the lock here first)
+    # a bad SKILLWALKER_THREADS, SKILLWALKER_MEMORY_LIMIT or SKILLWALKER_LAKE_COMMIT_RETRIES:
+    # one line before the lock creates the lake folder, not dbt's traceback or a failed
+    # model later (every command that runs dbt takes the lock here first)
     lake.threads()
     lake.memory_limit()
+    lake.commit_retries()
     config = lake_config(args, as_of=False)
     try:
         lock.hold(config, timeout=lock.timeout_seconds(config, dbt_vars.get(

@@ -22,6 +22,8 @@ Configuration, resolved the same way as ``profiles.yml`` does:
                                default, one per core: :func:`set_threads`)
 ``SKILLWALKER_MEMORY_LIMIT``   DuckDB memory limit of the build (``1GB``;
                                checked by :func:`memory_limit`)
+``SKILLWALKER_LAKE_COMMIT_``   DuckLake's commit retries of the build (``10``;
+``RETRIES``                    checked by :func:`commit_retries`)
 =============================  ==========================================
 
 The DuckLake and SQLite extensions are loaded from their PyPI packages
@@ -58,6 +60,8 @@ from skillwalker_py.lake.location import LakeConfig
 from skillwalker_py.lake.readers import connect, finished_snapshot, open_instance
 from skillwalker_py.lake.session import (
     CONSISTENT_CATALOG_READS,
+    amount_problem,
+    commit_retries,
     extension_files,
     load_extensions,
     memory_limit,
@@ -72,8 +76,10 @@ __all__ = [
     "FINISHED_MESSAGE",
     "LakeConfig",
     "LakeError",
+    "amount_problem",
     "at_build",
     "builds",
+    "commit_retries",
     "connect",
     "extension_files",
     "finished_snapshot",

@@ -15,8 +15,11 @@ from skillwalker_py.errors import MEMORY_LIMIT_ENV
 from skillwalker_py.lake.common import LakeError, sql_string
 
 __all__ = [
+    "COMMIT_RETRIES_ENV",
     "CONSISTENT_CATALOG_READS",
     "THREADS_ENV",
+    "amount_problem",
+    "commit_retries",
     "extension_files",
     "load_extensions",
     "memory_limit",
@@ -26,6 +29,7 @@ __all__ = [
 ]
 
 THREADS_ENV = "SKILLWALKER_THREADS"
+COMMIT_RETRIES_ENV = "SKILLWALKER_LAKE_COMMIT_RETRIES"
 
 
 def _extension_file(module: Any, name: str) -> str:
@@ -89,30 +93,55 @@ def reader_sql(catalog: str | None = None) -> list[str]:
         CONSISTENT_CATALOG_READS]
 
 
+def _whole_number(env: str, what: str, at_least: int) -> int | None:
+    """The environment variable ``env`` as a whole number (ASCII digits) of at least
+    ``at_least``; None when it is unset or empty; else LakeError naming the value."""
+    value = os.environ.get(env, "").strip()
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()) or int(value) < at_least:
+        raise LakeError(f"{env} must be a whole number of {what}, at least {at_least}: "
+                        f"{value!r}")
+    return int(value)
+
+
 def threads() -> int | None:
     """The DuckDB thread count ``SKILLWALKER_THREADS`` asks for; None when it is unset or
     empty (DuckDB's default: one thread per core). LakeError when it is not a whole number
     of at least 1."""
-    value = os.environ.get(THREADS_ENV, "").strip()
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise LakeError(f"{THREADS_ENV} must be a whole number of threads, at least 1: {value!r}")
-    return int(value)
+    return _whole_number(THREADS_ENV, "threads", 1)
 
 
-def memory_limit() -> str:
-    """The build's DuckDB memory limit, ``SKILLWALKER_MEMORY_LIMIT`` (``profiles.yml``; 1GB
-    when unset or empty), as DuckDB's own ``SET memory_limit`` parses it (``4GB``,
-    ``512MiB``; a negative amount: no limit). LakeError naming the value when DuckDB
-    refuses it, so that a build stops with one line before dbt starts."""
-    value = os.environ.get(MEMORY_LIMIT_ENV, "").strip() or "1GB"
+def commit_retries() -> int:
+    """DuckLake's commit retries of a build, ``SKILLWALKER_LAKE_COMMIT_RETRIES``
+    (``profiles.yml``; 10 when unset or empty). LakeError when it is not a whole number,
+    so that a build stops with one line before dbt starts."""
+    retries = _whole_number(COMMIT_RETRIES_ENV, "retries", 0)
+    return 10 if retries is None else retries
+
+
+def amount_problem(value: str) -> str | None:
+    """None when DuckDB reads ``value`` as an amount of bytes (``4GB``, ``512MiB``; a
+    negative amount: no limit), else DuckDB's reason: the parser of ``SET memory_limit``,
+    which DuckLake's ``target_file_size`` option uses too."""
     try:
         with duckdb.connect() as con:
             con.execute(f"SET memory_limit = {sql_string(value)}")
     except duckdb.Error as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def memory_limit() -> str:
+    """The build's DuckDB memory limit, ``SKILLWALKER_MEMORY_LIMIT`` (``profiles.yml``; 1GB
+    when unset or empty), as DuckDB's own ``SET memory_limit`` parses it
+    (:func:`amount_problem`). LakeError naming the value when DuckDB refuses it, so that a
+    build stops with one line before dbt starts."""
+    value = os.environ.get(MEMORY_LIMIT_ENV, "").strip() or "1GB"
+    problem = amount_problem(value)
+    if problem is not None:
         raise LakeError(f"{MEMORY_LIMIT_ENV} must be an amount of memory such as 4GB or "
-                        f"512MiB: {value!r} ({str(exc).splitlines()[0]})") from None
+                        f"512MiB: {value!r} ({problem})")
     return value
 
 

@@ -26,6 +26,7 @@ is the normal case). The wait counts from its start; a timeout of 0 tries once
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import sys
 import time
@@ -67,15 +68,17 @@ class BuildLockError(SkillwalkerError):
 
 def _seconds(given: object, env: str, var: str) -> float | None:
     """``given`` (a var; None or "": not given), else the environment variable ``env``, as
-    a number of seconds; None when neither is set."""
+    a number of seconds (finite: ``nan`` would wait forever); None when neither is set."""
     for value in (given, os.environ.get(env)):
         text = str(value).strip() if value is not None else ""
         if text:
             try:
                 seconds = float(text)
             except ValueError:
+                seconds = math.nan
+            if not math.isfinite(seconds):
                 raise BuildLockError(
-                    f"{var} ({env}) must be a number of seconds, not {text!r}") from None
+                    f"{var} ({env}) must be a number of seconds, not {text!r}")
             if seconds < 0:
                 raise BuildLockError(f"{var} ({env}) must not be negative: {text}")
             return seconds

@@ -74,8 +74,10 @@ def sample_ids(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cli, 
     with open(bad, "a", encoding="utf-8") as fh:
         fh.write('{"test_run_id": "' + r2 + '", "truncated\n')
     cli = Cli(project)
-    # an empty SKILLWALKER_MEMORY_LIMIT is the default, 1GB (profiles.yml), not an error
-    build = cli("build", env={"SKILLWALKER_MEMORY_LIMIT": ""})
+    # an empty SKILLWALKER_MEMORY_LIMIT or SKILLWALKER_LAKE_COMMIT_RETRIES is the default
+    # (1GB, 10: profiles.yml), not an error
+    build = cli("build", env={"SKILLWALKER_MEMORY_LIMIT": "",
+                              "SKILLWALKER_LAKE_COMMIT_RETRIES": ""})
     lines = build.stdout.splitlines()
     assert build.stderr == "", build.stderr
     print(build.stdout)
@@ -378,14 +380,22 @@ def test_a_filter_with_no_rows_is_no_error(cli: Cli) -> None:
     assert cli("flaky", "--eval", "refactor").stdout == "(no rows)\n"
 
 
-def test_a_thread_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -> None:
-    """SKILLWALKER_THREADS is checked before a build runs dbt and before a read."""
-    bad = {"SKILLWALKER_THREADS": "two"}
-    for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"],
-                 ["summaries"]):
-        proc = cli(*args, code=2, env=bad)
-        assert proc.stderr == ("skillwalker-data: error: SKILLWALKER_THREADS must be a whole "
-                               "number of threads, at least 1: 'two'\n"), args
+def test_a_thread_or_retry_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    """SKILLWALKER_THREADS is checked before a build runs dbt and before a read; so is
+    SKILLWALKER_LAKE_COMMIT_RETRIES before a build (it failed inside dbt). A digit that is
+    not ASCII ('²', which str.isdigit takes) is no number: it was a ValueError traceback."""
+    cases = [("SKILLWALKER_THREADS", value, "threads, at least 1", args)
+             for value in ("two", "\u00b2")
+             for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"],
+                          ["summaries"])]
+    cases += [("SKILLWALKER_LAKE_COMMIT_RETRIES", value, "retries, at least 0", args)
+              for value in ("many", "-1", "\u00b2")
+              for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"])]
+    for name, value, what, args in cases:
+        proc = cli(*args, code=2, env={name: value})
+        assert proc.stderr == (f"skillwalker-data: error: {name} must be a whole number of "
+                               f"{what}: {value!r}\n"), (name, value, args)
+        assert proc.stdout == ""
     assert not (tmp_path / "new").exists()
 
 
@@ -531,13 +541,25 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "--vars: replace_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"),
         (["build", "--vars", "[1]"],
          "--vars must be a mapping, e.g. '{flaky_window: 3}', not '[1]'"),
-        # in range: a flaky window of 0 failed test_history's data tests after the imports
-        (["build", "--vars", "{flaky_window: 0}"], "--vars: flaky_window must be at least 1, "
-         "not 0"),
+        # in range: a flaky window of 0 failed test_history's data tests after the imports,
+        # one over 2**63 made test_history unreadable, 2**31 retention days failed the build
+        (["build", "--vars", "{flaky_window: 0}"], "--vars: flaky_window must be between 1 "
+         "and 1,000,000, not 0"),
+        (["build", "--vars", "{flaky_window: 99999999999999999999}"], "--vars: flaky_window "
+         "must be between 1 and 1,000,000, not 99999999999999999999"),
+        (["build", "--vars", "{snapshot_retention_days: 2147483648}"], "--vars: "
+         "snapshot_retention_days must be at most 36,500 (100 years), not 2147483648"),
+        (["build", "--vars", "{file_deletion_delay_hours: 876001}"], "--vars: "
+         "file_deletion_delay_hours must be at most 876,000 (100 years), not 876001"),
+        (["build", "--vars", "{lake_target_file_size: huge}"], "--vars: lake_target_file_size "
+         "must be an amount of bytes such as 32MB or 512MiB, not 'huge'"),
         (["build", "--vars", "{verdict_alpha: 5}"], "--vars: verdict_alpha must be between 0 "
          "and 1 (a fraction: 0.05 is 5 points), not 5"),
         (["build", "--vars", "{verdict_min_effect: 1.5}"], "--vars: verdict_min_effect must be "
          "between 0 and 1 (a fraction: 0.05 is 5 points), not 1.5"),
+        # NaN passed "not negative" and made a build that found the lock held wait forever
+        (["build", "--vars", "{lock_timeout_seconds: .nan}"], "--vars: lock_timeout_seconds "
+         "must be a finite number, not nan"),
         (["summaries", "--lake-dir", "a-file"], "the lake folder {root}/a-file is not a folder "
          "(check --lake-dir)"),
         (["sample", "--output-dir", "a-file"], "the output folder {root}/a-file is not a folder "

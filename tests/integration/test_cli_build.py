@@ -397,6 +397,11 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
             [str(CLI), "forget", first, "--delete-files", "--yes"], capture_output=True,
             env={**project.env(), "SKILLWALKER_LOCK_TIMEOUT": "0"}, text=True, timeout=600,
             cwd=project.root)  # fmt: skip
+        # a timeout of NaN is no number of seconds (it made the wait endless)
+        endless = forkrun.run(
+            [str(CLI), "forget", first, "--delete-files", "--yes"], capture_output=True,
+            env={**project.env(), "SKILLWALKER_LOCK_TIMEOUT": "nan"}, text=True, timeout=60,
+            cwd=project.root)  # fmt: skip
     finally:
         holder.kill()
         holder.wait()
@@ -405,6 +410,11 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
     assert locked.stderr.endswith("; nothing changed "
                                   "(no file deleted)\n"), locked.stderr
     assert f"(pid {holder.pid}, started " in locked.stderr
+    assert endless.returncode == 1, endless.stdout + endless.stderr
+    assert endless.stderr.startswith("skillwalker-data: forget failed after ")
+    assert endless.stderr.endswith(
+        "s: lock_timeout_seconds (SKILLWALKER_LOCK_TIMEOUT) must be a number of seconds, not "
+        "'nan'; nothing changed (no file deleted)\n"), endless.stderr
     assert (project.output_dir / "runs" / first).is_dir()
 
     done = _cli(project, "forget", first, scil, "--delete-files", "--yes",

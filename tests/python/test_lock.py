@@ -94,3 +94,11 @@ def test_timeouts_come_from_the_var_else_the_environment_else_the_default(
         lock.timeout_seconds(embedded, "soon")
     with pytest.raises(lock.BuildLockError, match=r"lock_timeout_seconds .* must not be negative"):
         lock.timeout_seconds(embedded, -1)
+    # NaN compares false with every deadline: a build given it waited forever
+    for given in ("nan", float("nan"), "inf", "-inf"):
+        with pytest.raises(lock.BuildLockError, match=r"must be a number of seconds, not '"):
+            lock.timeout_seconds(embedded, given)
+    monkeypatch.setenv(lock.TIMEOUT_ENV, "NaN")
+    with pytest.raises(lock.BuildLockError, match=r"\(SKILLWALKER_LOCK_TIMEOUT\) must be a "
+                       r"number of seconds, not 'NaN'"):
+        lock.timeout_seconds(embedded)
