@@ -183,6 +183,12 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
     if where.lake_from_option:  # an explicit folder names the whole lake
         for name in ("SKILLWALKER_LAKE_CATALOG", "SKILLWALKER_LAKE_DATA_PATH"):
             os.environ.pop(name, None)
+    else:  # relative ones as this directory reads them: dbt runs from the project's
+        config = lake_config(args, as_of=False)
+        if os.environ.get("SKILLWALKER_LAKE_CATALOG", "").startswith("sqlite:"):
+            os.environ["SKILLWALKER_LAKE_CATALOG"] = config.catalog
+        if os.environ.get("SKILLWALKER_LAKE_DATA_PATH"):
+            os.environ["SKILLWALKER_LAKE_DATA_PATH"] = config.data_path
     verbose = bool(getattr(args, "verbose", False))
     progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False),
                         views_kept=keep_views, idle_tables=idle_tables)

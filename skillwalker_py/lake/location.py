@@ -11,10 +11,19 @@ from pathlib import Path
 import duckdb
 
 from skillwalker_py.errors import split_password
-from skillwalker_py.lake.common import ALIAS, DEFAULT_LAKE_DIR, sql_string
+from skillwalker_py.lake.common import ALIAS, DEFAULT_LAKE_DIR, LakeError, sql_string
 from skillwalker_py.lake.session import load_extensions
 
 __all__ = ["LakeConfig"]
+
+_CATALOGS = ("sqlite:", "postgres:", "postgresql:")
+
+
+def _local_absolute(path: str) -> str:
+    """A local ``path`` absolute against the current directory (``~`` expanded), so that a
+    build, which runs dbt from the project's folder, and a reader find the same lake; a URL
+    (``s3://...``) as it is."""
+    return path if "://" in path else str(Path(path).expanduser().absolute())
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,9 @@ class LakeConfig:
     """The catalog's password, when its catalog string held one."""
 
     def __post_init__(self) -> None:
+        if not self.catalog.startswith(_CATALOGS) or self.catalog == "sqlite:":
+            raise LakeError(f"a lake's catalog is sqlite:<file> or postgres:<connection string> "
+                            f"(SKILLWALKER_LAKE_CATALOG), not {self.catalog!r}")
         if self.catalog.startswith(("postgres:", "postgresql:")):
             catalog, password = split_password(self.catalog)
             if password is not None:
@@ -110,11 +122,16 @@ class LakeConfig:
         return config if source in ("lake", "data_set") else config.with_env_overrides()
 
     def with_env_overrides(self) -> LakeConfig:
-        """This lake with ``SKILLWALKER_LAKE_CATALOG`` / ``SKILLWALKER_LAKE_DATA_PATH`` when set."""
+        """This lake with ``SKILLWALKER_LAKE_CATALOG`` / ``SKILLWALKER_LAKE_DATA_PATH`` when
+        set; a relative SQLite catalog file or local data path is made absolute against the
+        current directory."""
         catalog = os.environ.get("SKILLWALKER_LAKE_CATALOG")
         data_path = os.environ.get("SKILLWALKER_LAKE_DATA_PATH")
-        config = replace(self, data_path=(data_path.rstrip("/") + "/") if data_path
-                         else self.data_path)
+        if catalog and catalog.startswith("sqlite:") and catalog != "sqlite:":
+            catalog = f"sqlite:{_local_absolute(catalog[len('sqlite:'):])}"
+        if data_path:
+            data_path = _local_absolute(data_path.rstrip("/") or "/").rstrip("/") + "/"
+        config = replace(self, data_path=data_path or self.data_path)
         return LakeConfig(catalog, config.data_path, config.snapshot) if catalog else config
 
     @property

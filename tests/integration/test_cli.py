@@ -592,6 +592,26 @@ def test_argument_mistakes_are_one_line(cli: Cli) -> None:
     )
 
 
+def test_a_relative_catalog_is_the_current_directorys(cli: Cli, tmp_path: Path) -> None:
+    """A relative SKILLWALKER_LAKE_CATALOG and SKILLWALKER_LAKE_DATA_PATH are the current
+    directory's, for a build as for a reader: a build put the catalog in the project's
+    folder (dbt runs from there) and its lock in the current directory, and no reader
+    found the lake. A catalog of no supported kind is one line."""
+    env = {"SKILLWALKER_LAKE_CATALOG": "sqlite:rel/cat.sqlite",
+           "SKILLWALKER_LAKE_DATA_PATH": "rel/data"}
+    cli("build", cwd=tmp_path, env=env)
+    assert (tmp_path / "rel" / "cat.sqlite").is_file()
+    assert any((tmp_path / "rel" / "data").rglob("*.parquet"))
+    assert not (cli.project.root / "rel").exists()
+    assert cli.json("summaries", cwd=tmp_path, env=env) == cli.json("summaries")
+    for catalog in ("mysql:db", "sqlite:"):
+        for args in (["build"], ["summaries"]):
+            proc = cli(*args, code=2, env={"SKILLWALKER_LAKE_CATALOG": catalog})
+            assert proc.stderr == (
+                "skillwalker-data: error: a lake's catalog is sqlite:<file> or postgres:"
+                f"<connection string> (SKILLWALKER_LAKE_CATALOG), not {catalog!r}\n"), args
+
+
 def test_relative_paths_resolve_against_the_current_directory(
     cli: Cli, tmp_path: Path
 ) -> None:

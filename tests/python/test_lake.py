@@ -48,6 +48,26 @@ def test_config_of_a_folder_and_from_the_environment(
     assert env.sqlite_file is None and env.lock_file is None and env.exists()
     # a folder given explicitly names the whole lake: the environment's overrides do not apply
     assert lake.LakeConfig.resolve(folder) == config
+    # relative ones are the current directory's (a build runs dbt from the project's folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SKILLWALKER_LAKE_CATALOG", "sqlite:rel/cat.sqlite")
+    monkeypatch.setenv("SKILLWALKER_LAKE_DATA_PATH", "rel/data")
+    assert lake.LakeConfig.resolve() == lake.LakeConfig(f"sqlite:{tmp_path}/rel/cat.sqlite",
+                                                        f"{tmp_path}/rel/data/")
+    monkeypatch.setenv("SKILLWALKER_LAKE_DATA_PATH", "s3://bucket/lake")
+    assert lake.LakeConfig.resolve().data_path == "s3://bucket/lake/"
+
+
+@pytest.mark.parametrize("catalog", ["foo:bar", "sqlite:", "duckdb:/x.duckdb", "/x/cat.sqlite"])
+def test_a_catalog_of_no_supported_kind_is_one_error(
+    catalog: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only SQLite and PostgreSQL catalogs are supported: any other was a ValueError (or a
+    folder named '.') deep in the build."""
+    monkeypatch.setenv("SKILLWALKER_LAKE_CATALOG", catalog)
+    with pytest.raises(lake.LakeError, match=r"^a lake's catalog is sqlite:<file> or "
+                       r"postgres:<connection string> \(SKILLWALKER_LAKE_CATALOG\), not '"):
+        lake.LakeConfig.resolve()
 
 
 def test_no_lake_no_build(tmp_path: Path) -> None:
