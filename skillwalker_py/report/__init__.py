@@ -22,6 +22,7 @@ an autoescaped Jinja2 template (:mod:`skillwalker_py.report.render`).
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,11 +62,44 @@ class ReportError(SkillwalkerError):
     """The report cannot be written where it was asked for (one line: where, and why)."""
 
 
+_MARK = b'<meta name="generator" content="skillwalker-data report">'
+"""In the head of every report (``templates/report.html.j2``): a file that holds it near
+its start is a report, which a new one may replace."""
+
+
+def _replaceable(path: Path) -> str | None:
+    """Why the report may not replace what is at ``path``, or None (nothing there, an empty
+    file, an earlier report): it never replaces a device (``/dev/full`` became a file),
+    nor a file of other content (``--out`` given the lake's catalog replaced it)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link (name the file it points to)"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_size == 0:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if _MARK not in head:
+        return ("the file exists and is not a skillwalker-data report (a report replaces "
+                "only an earlier report: remove the file, or choose another --out)")
+    return None
+
+
 def report_path(out: str | os.PathLike[str]) -> Path:
     """The file a report asked for at ``out`` goes to: ``out`` itself, or ``report.html``
     in it when ``out`` is an existing folder or ends with ``/``. Missing folders on the
     way are created when it is written; :class:`ReportError` when they cannot be (a file
-    in the way, a folder that is not writable), before anything is read.
+    in the way, a folder that is not writable), or when what is at that path is no earlier
+    report (a device, a link, a file of other content), before anything is read.
     """
     text = os.fspath(out)
     path = Path(text).expanduser().absolute()
@@ -80,6 +114,9 @@ def report_path(out: str | os.PathLike[str]) -> Path:
         )
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ReportError(f"cannot write the report to {path}: {existing} is not writable")
+    why = _replaceable(path)
+    if why is not None:
+        raise ReportError(f"cannot write the report to {path}: {why}")
     return path
 
 

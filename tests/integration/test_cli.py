@@ -679,6 +679,34 @@ def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "existing", "new", "reports"]
 
 
+def test_a_report_replaces_only_an_earlier_report(cli: Cli, tmp_path: Path) -> None:
+    """`report --out` replaced whatever it named: the lake's own catalog (the lake was lost),
+    /dev/full (the device became a file). It replaces an earlier report or an empty file;
+    anything else is one line, exit 2, before the lake is read, and stays as it was."""
+    unbuilt = ["--lake-dir", str(tmp_path / "unbuilt")]  # a page that says "no build yet"
+    (tmp_path / "empty.html").touch()
+    for out in ("mine.html", "mine.html", "empty.html"):  # the second replaces the first
+        proc = cli("report", "--out", out, *unbuilt, cwd=tmp_path)
+        assert proc.stdout.startswith(f"skillwalker-data: wrote {tmp_path / out} ("), out
+    catalog = cli.project.lake_dir / "catalog.sqlite"
+    (tmp_path / "link.html").symlink_to(tmp_path / "mine.html")
+    before = catalog.read_bytes()
+    for out, why in (
+        (str(catalog), "the file exists and is not a skillwalker-data report (a report "
+                       "replaces only an earlier report: remove the file, or choose another "
+                       "--out)"),
+        ("/dev/null", "it is not a regular file"),
+        ("link.html", "it is a symbolic link (name the file it points to)"),
+    ):
+        proc = cli("report", "--out", out, cwd=tmp_path, code=2)
+        target = out if out.startswith("/") else f"{tmp_path}/{out}"
+        assert proc.stderr == (f"skillwalker-data: error: cannot write the report to "
+                               f"{target}: {why}\n"), out
+    assert catalog.read_bytes() == before
+    assert (tmp_path / "link.html").is_symlink()
+    assert len(cli.json("summaries")) == 9
+
+
 def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path) -> None:
     """`attach` printed the ATTACH alone, which an offline DuckDB cannot run (it tries to
     download the ducklake extension): its lines, fed one by one to a new DuckDB that may
