@@ -6,6 +6,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 export DO_NOT_TRACK := 1
+# the demo and the tests use this checkout's folders (output/, analytics/lake), never the
+# folders these name for real eval output or a team's lake
+unexport SKILLWALKER_HOME SKILLWALKER_OUTPUT_DIR SKILLWALKER_LAKE_DIR SKILLWALKER_LAKE_CATALOG \
+	SKILLWALKER_LAKE_DATA_PATH
 
 .PHONY: demo test test-fast install lint bench bench-quick clean
 

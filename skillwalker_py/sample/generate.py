@@ -113,6 +113,12 @@ Part = Literal["all", "older", "newest"]
 PARTS: tuple[Part, ...] = ("all", "older", "newest")
 
 
+SAMPLE_MARK = ".skillwalker-sample"
+"""Written into the output folder with the sample: ``overwrite`` deletes only output that
+holds it, never eval output the sample did not write (a real output folder named by
+``--output-dir`` or ``SKILLWALKER_OUTPUT_DIR`` by mistake)."""
+
+
 def _existing_output(out: Path) -> list[Path]:
     names = [f"{kind}.jsonl" for kind in JSONL_KINDS]
     names += ["runs", "scil-summary", "acil-summary", MARKER_FILE]
@@ -161,7 +167,8 @@ def generate_sample(
     See :mod:`skillwalker_py.sample` for what the sample contains. *output_dir* must
     not already hold output (``runs/``, the JSONL files, the summary
     directories or the marker); with ``overwrite=True`` exactly those are
-    removed first.
+    removed first, when the sample wrote them (:data:`SAMPLE_MARK`): eval output of
+    another writer is never removed (FileExistsError).
 
     ``part`` writes the sample in two steps, as a lake grows: ``older`` writes
     every test run but the newest; ``newest`` adds to that output what came
@@ -190,12 +197,19 @@ def generate_sample(
             f"{out} already holds eval output ({', '.join(p.name for p in existing)}); "
             "pass overwrite=True (--overwrite) to replace it"
         )
+    elif existing and not (out / SAMPLE_MARK).is_file():
+        raise FileExistsError(
+            f"{out} holds eval output that the sample did not write "
+            f"({', '.join(p.name for p in existing)}): overwrite replaces only sample output; "
+            "choose another output folder, or remove it by hand"
+        )
     for path in existing if part != "newest" else []:
         if path.is_dir():
             shutil.rmtree(path)
         else:
             path.unlink()
     out.mkdir(parents=True, exist_ok=True)
+    (out / SAMPLE_MARK).write_text("written by skillwalker-data sample\n", encoding="utf-8")
 
     rng = random.Random(seed)
     corpus = Corpus(rng)

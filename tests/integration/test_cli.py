@@ -584,6 +584,22 @@ def test_mistakes_before_a_build_are_one_line(
     assert proc.stdout == ""
 
 
+def test_sample_overwrite_never_deletes_real_output(cli: Cli, tmp_path: Path) -> None:
+    """`sample --overwrite` (`make demo` runs it) in a folder of real eval output, named by
+    --output-dir or SKILLWALKER_OUTPUT_DIR by mistake: one line, exit 2, nothing deleted."""
+    run = tmp_path / "real" / "runs" / "20250101T000000"
+    run.mkdir(parents=True)
+    (run / "test-run.jsonl").write_text("{}\n", encoding="utf-8")
+    for args, env in ((["--output-dir", str(tmp_path / "real")], None),
+                      ([], {"SKILLWALKER_OUTPUT_DIR": str(tmp_path / "real")})):
+        proc = cli("sample", "--overwrite", *args, code=2, env=env)
+        assert proc.stderr == (
+            f"skillwalker-data: error: {tmp_path / 'real'} holds eval output that the sample "
+            "did not write (runs): overwrite replaces only sample output; choose another "
+            "output folder, or remove it by hand\n")
+    assert (run / "test-run.jsonl").read_text(encoding="utf-8") == "{}\n"
+
+
 def test_argument_mistakes_are_one_line(cli: Cli) -> None:
     proc = cli("sample", "--runs", "0", code=2)
     assert proc.stderr == (

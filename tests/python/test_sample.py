@@ -101,9 +101,11 @@ def test_summary_counts_match_the_files(sample: SampleSummary) -> None:
 
 
 def test_the_output_folder_holds_the_output_only(sample: SampleSummary) -> None:
-    """No lock file of the marker's update stays behind."""
+    """No lock file of the marker's update stays behind; the sample's mark file says who
+    wrote the folder (overwrite replaces only such output)."""
     assert sorted(p.name for p in sample.path.iterdir()) == [
-        ".re-evaluated-runs.json", "acil-summary", "runs", "scil-summary"]
+        ".re-evaluated-runs.json", ".skillwalker-sample", "acil-summary", "runs",
+        "scil-summary"]
 
 
 def test_every_line_parses_and_sits_in_its_run_directory(sample: SampleSummary) -> None:
@@ -454,6 +456,21 @@ def test_existing_output_is_refused_unless_overwrite(tmp_path: Path) -> None:
     before = _tree(tmp_path)
     generate_sample(tmp_path, runs=1, overwrite=True)
     assert _tree(tmp_path) == before
+
+
+def test_overwrite_never_deletes_output_the_sample_did_not_write(tmp_path: Path) -> None:
+    """`sample --overwrite` (what `make demo` runs) deleted whatever eval output the folder
+    held: a real output folder named by --output-dir or SKILLWALKER_OUTPUT_DIR was lost. It
+    now replaces only output the sample wrote (its mark file)."""
+    real = tmp_path / "runs" / "20250101T000000" / "test-run.jsonl"
+    real.parent.mkdir(parents=True)
+    real.write_text('{"test_run_id": "20250101T000000"}\n', encoding="utf-8")
+    (tmp_path / "scil-summary").mkdir()
+    before = _tree(tmp_path)
+    with pytest.raises(FileExistsError, match=r"holds eval output that the sample did not "
+                       r"write \(runs, scil-summary\): overwrite replaces only sample output"):
+        generate_sample(tmp_path, runs=1, overwrite=True)
+    assert _tree(tmp_path) == before and (tmp_path / "scil-summary").is_dir()
 
 
 @pytest.mark.parametrize("layout", ["per-run", "single"])
