@@ -20,9 +20,9 @@ with ``kind`` one of ``test-config``, ``test-run``, ``test-results``,
 
 Reading: :func:`read_jsonl` returns the records and every malformed line
 (never dropped silently); :func:`iter_jsonl` streams records. How a line is
-read (BOM, UTF-8, JSON, repeated keys, NaN, nesting, size, lone surrogates) and the wording
-of each reason are :mod:`skillwalker_py.jsonline`'s, the rules the build's
-import uses too. Readers treat a zone-less timestamp as UTC.
+read (BOM, UTF-8, JSON, repeated keys, NaN, nesting, size, lone surrogates) and
+the wording of each reason are :mod:`skillwalker_py.jsonline`'s, the rules the
+build's import uses too. Readers treat a zone-less timestamp as UTC.
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
@@ -551,8 +551,9 @@ def iter_jsonl(
     one BOM at the start of the file are skipped, lone surrogates read as
     U+FFFD, NaN and Infinity as floats. A malformed line (too large, invalid
     UTF-8, invalid JSON, a key named twice in an object, nested deeper than
-    :data:`MAX_NESTING` levels, not an object) is passed to *on_error*; without *on_error* it raises
-    :class:`~skillwalker_py.errors.JsonlFormatError` naming file and line.
+    :data:`MAX_NESTING` levels, not an object) is passed to *on_error*; without
+    *on_error* it raises :class:`~skillwalker_py.errors.JsonlFormatError` naming
+    file and line.
     """
     source = Path(path)
     with source.open("rb") as handle:

@@ -172,6 +172,7 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
     from dbt.cli.main import dbtRunner
 
     where = paths(args)
+    config = lake_config(args, as_of=False)
     proj = project_dir()
     os.environ.update(
         {
@@ -184,14 +185,13 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
         for name in ("SKILLWALKER_LAKE_CATALOG", "SKILLWALKER_LAKE_DATA_PATH"):
             os.environ.pop(name, None)
     else:  # relative ones as this directory reads them: dbt runs from the project's
-        config = lake_config(args, as_of=False)
         if os.environ.get("SKILLWALKER_LAKE_CATALOG", "").startswith("sqlite:"):
             os.environ["SKILLWALKER_LAKE_CATALOG"] = config.catalog
         if os.environ.get("SKILLWALKER_LAKE_DATA_PATH"):
             os.environ["SKILLWALKER_LAKE_DATA_PATH"] = config.data_path
     verbose = bool(getattr(args, "verbose", False))
-    progress = Progress(enabled=not verbose, lake=lake_config(args, as_of=False),
-                        views_kept=keep_views, idle_tables=idle_tables)
+    progress = Progress(enabled=not verbose, lake=config, views_kept=keep_views,
+                        idle_tables=idle_tables)
     argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
     if not verbose:
         argv += ["--log-level", "none"]
