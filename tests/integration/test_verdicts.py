@@ -153,3 +153,16 @@ def test_dbt_unit_tests(cli: Cli) -> None:
     statuses = [(r["unique_id"].split(".")[-1], r["status"]) for r in results["results"]
                 if r["unique_id"].startswith("unit_test.")]  # fmt: skip
     assert len(statuses) == 24 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
+
+
+def test_dbt_unit_tests_keep_their_vars(cli: Cli) -> None:
+    """A plain ``dbt build --vars '{flaky_window: 10}'`` (docs/analytics.md) runs the unit
+    tests with those vars: the unit tests of the views that read a var pin the default
+    their expected rows were worked out with (``overrides``), so another in-range value
+    does not fail them (a failing unit test made dbt skip ``test_history``)."""
+    other = json.dumps({"flaky_window": 3, "verdict_alpha": 0.9, "verdict_min_effect": 0.9})
+    proc = cli.project.dbt("test", "--select", "test_type:unit", "--vars", other, check=False)
+    results = json.loads((cli.project.root / "target" / "run_results.json").read_text())
+    statuses = {r["unique_id"].split(".")[-1]: r["status"] for r in results["results"]
+                if r["unique_id"].startswith("unit_test.")}  # fmt: skip
+    assert len(statuses) == 24 and set(statuses.values()) == {"pass"}, (statuses, proc.stdout)
