@@ -12,22 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from skillwalker_py import lake, queries
 from skillwalker_py.cli.common import (
-    SHARE,
     UsageError,
-    is_share,
     lake_config,
     paths,
     project_dir,
@@ -35,88 +30,12 @@ from skillwalker_py.cli.common import (
     resolve_run,
 )
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
-from skillwalker_py.errors import InvalidRunIdError, RunIdListError
+from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.pipeline import invocation, lock, plan, project, provenance
 from skillwalker_py.pipeline import state as build_state
-from skillwalker_py.runid import run_id_list, validate_run_id
+from skillwalker_py.runid import validate_run_id
 
-__all__ = ["register", "validate_vars"]
-
-
-# ----------------------------------------------------------------------------- dbt vars
-
-# The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
-_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
-_RUN_ID_LISTS = ("replace_run_ids",)
-# The range of a number var beyond "not negative": a value outside it would make a view
-# wrong or a build fail (a flaky window of 0 fails test_history's data tests, one over
-# 2**63 makes test_history unreadable; a level of 2 calls every change significant; a
-# retention of 2**31 days fails the lake's maintenance), so the command refuses it. The
-# upper bounds are past any use: a window of every execution, 100 years. A target file
-# size DuckDB cannot read failed the first build of a new lake.
-_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "flaky_window": (lambda v: 1 <= v <= 1_000_000, "between 1 and 1,000,000"),
-    "snapshot_retention_days": (lambda v: v <= 36_500, "at most 36,500 (100 years)"),
-    "file_deletion_delay_hours": (lambda v: v <= 876_000, "at most 876,000 (100 years)"),
-    # the rule of compare's --alpha and --min-effect
-    "verdict_alpha": (is_share, SHARE),
-    "verdict_min_effect": (is_share, SHARE),
-    "lake_target_file_size": (lambda v: lake.amount_problem(v) is None,
-                              "an amount of bytes such as 32MB or 512MiB"),
-}
-
-
-def _type_name(kind: type) -> str:
-    return {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
-            list: "a list"}[kind]  # fmt: skip
-
-
-def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
-    """``--vars`` (a YAML mapping) checked against the project's vars: known names, the type
-    of each default, no negative number, the range of the vars that have one, run IDs in
-    the run ID lists. Raises UsageError with one line.
-
-    >>> validate_vars("{flaky_window: 3}", {"flaky_window": 5})
-    {'flaky_window': 3}
-    >>> validate_vars("{flaky_window: abc}", {"flaky_window": 5})
-    Traceback (most recent call last):
-    ...
-    skillwalker_py.cli.common.UsageError: --vars: flaky_window must be a whole number, not 'abc'
-    """
-    try:
-        given = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0]
-        raise UsageError(f"--vars is not YAML ({first}): e.g. '{{flaky_window: 3}}'") from None
-    if not isinstance(given, dict):
-        raise UsageError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
-    for name, value in given.items():
-        if name not in declared:
-            known = ", ".join(sorted(declared))
-            raise UsageError(f"--vars: unknown var {name!r} (the project's vars: {known})")
-        default = declared[name]
-        kind = _NULL_DEFAULT_TYPES.get(name, str) if default is None else type(default)
-        if name in _RUN_ID_LISTS:
-            try:
-                run_id_list(value, name)
-            except RunIdListError as exc:
-                raise UsageError(f"--vars: {exc}") from None
-            continue
-        ok = (
-            isinstance(value, bool) if kind is bool
-            else isinstance(value, int) and not isinstance(value, bool) if kind is int
-            else isinstance(value, (int, float)) and not isinstance(value, bool)
-            if kind is float else isinstance(value, kind)
-        )  # fmt: skip
-        if not ok:
-            raise UsageError(f"--vars: {name} must be {_type_name(kind)}, not {value!r}")
-        if kind is float and not math.isfinite(value):
-            raise UsageError(f"--vars: {name} must be a finite number, not {value!r}")
-        if kind in (int, float) and value < 0:
-            raise UsageError(f"--vars: {name} must not be negative, not {value!r}")
-        if name in _RANGES and not _RANGES[name][0](value):
-            raise UsageError(f"--vars: {name} must be {_RANGES[name][1]}, not {value!r}")
-    return given
+__all__ = ["register"]
 
 
 # ----------------------------------------------------------------------------- running dbt
@@ -317,7 +236,7 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
         i += 1
     merged: dict[str, Any] = {}
     for text in texts:
-        merged.update(validate_vars(text, declared))
+        merged.update(project.validate_vars(text, declared))
     return merged, rest
 
 

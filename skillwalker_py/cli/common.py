@@ -34,6 +34,7 @@ from skillwalker_py import queries
 from skillwalker_py.errors import NotFoundError
 from skillwalker_py.lake import LakeConfig, at_build, require_lake
 from skillwalker_py.pipeline.lines import shown_path
+from skillwalker_py.pipeline.project import SHARE, is_share
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -50,15 +51,6 @@ __all__ = [
     "require_utf8",
     "resolve_run",
 ]
-
-
-SHARE = "between 0 and 1 (a fraction: 0.05 is 5 points)"
-"""The rule of a share (a pass rate, a level), as an option or a dbt var is told it."""
-
-
-def is_share(value: float) -> bool:
-    """Whether ``value`` keeps :data:`SHARE`'s rule (5 for 5 points does not)."""
-    return 0 <= value <= 1
 
 
 class UsageError(Exception):

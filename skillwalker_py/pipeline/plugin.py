@@ -21,8 +21,6 @@ and scalar functions of the build's hooks that take and return JSON text:
 
 - ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
   that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
-- ``sw_run_id_list``: ``{"var": name, "value": var(name)}``: a run-ID list var as a
-  list, every item a run ID (:func:`skillwalker_py.runid.run_id_list`), else its error;
 - ``sw_forget_run_ids``: the runs the build removes
   (:func:`skillwalker_py.pipeline.state.forget_run_ids`);
 - ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
@@ -136,7 +134,9 @@ class Plugin(BasePlugin):
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         """Before dbt opens its connection: a command that writes (build, run, seed,
-        snapshot) takes the lake's build lock, held until the process exits
+        snapshot) checks the vars it was given (:func:`skillwalker_py.pipeline.project.check_vars`:
+        a flaky window of 0 would fail the build, a huge one make a view unreadable), then
+        takes the lake's build lock, held until the process exits
         (:func:`skillwalker_py.pipeline.lock.hold`: ``flock`` on an embedded lake's
         ``.build.lock``, a table lock in a team lake's catalog database; builds from
         several machines take turns). The lake is created if it does not exist yet.
@@ -151,11 +151,18 @@ class Plugin(BasePlugin):
         made a build wait three times its timeout), its error is raised at once.
         """
         from dbt.flags import get_flags
+        from dbt_common.exceptions import DbtRuntimeError
         from dbt_common.invocation import get_invocation_id
 
         flags = get_flags()  # type: ignore[no-untyped-call]
         if self.lake is None or getattr(flags, "WHICH", None) not in _WRITERS:
             return
+        given = getattr(flags, "VARS", None)
+        if isinstance(given, dict) and given:  # the rule `skillwalker-data build` checks
+            try:
+                project.check_vars(given, project.declared_vars(flags.PROJECT_DIR or "."))
+            except project.VarsError as exc:  # dbt's error: its message, not a traceback
+                raise DbtRuntimeError(str(exc)) from None
         invocation = get_invocation_id()
         if self._lock_error is not None and self._lock_error[0] == invocation:
             raise self._lock_error[1]
@@ -200,7 +207,6 @@ class Plugin(BasePlugin):
             )
         functions: dict[str, Callable[[str], str]] = {
             "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
-            "sw_run_id_list": _json_udf(lambda args: runid.run_id_list(args["value"], args["var"])),
             "sw_forget_run_ids": _json_udf(lambda _args: state.forget_run_ids()),
             "sw_project_fingerprint": _json_udf(
                 lambda args: project.project_fingerprint(

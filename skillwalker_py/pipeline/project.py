@@ -1,23 +1,33 @@
-"""The dbt project as a build sees it: its vars, and the fingerprint of what its SQL is
-made of (the data tests' scope, and whether ``skillwalker-data build`` replaces the views:
-:func:`skillwalker_py.pipeline.state.lake_state`)."""
+"""The dbt project as a build sees it: its vars and their rule, and the fingerprint of
+what its SQL is made of (the data tests' scope, and whether ``skillwalker-data build``
+replaces the views: :func:`skillwalker_py.pipeline.state.lake_state`)."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import json
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillwalker_py import lake
+from skillwalker_py.errors import RunIdListError, SkillwalkerError
+from skillwalker_py.runid import run_id_list
+
 __all__ = [
     "BUILD_VARS",
+    "SHARE",
+    "VarsError",
+    "check_vars",
     "declared_vars",
+    "is_share",
     "project_files_digest",
     "project_fingerprint",
     "project_yaml",
+    "validate_vars",
     "view_vars",
 ]
 
@@ -122,3 +132,101 @@ def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The vars the dbt project declares (``vars:`` in dbt_project.yml) with their defaults."""
     spec = project_yaml(Path(project_dir) / "dbt_project.yml")
     return dict(spec.get("vars") or {})
+
+
+# ----------------------------------------------------------------------------- the vars' rule
+
+SHARE = "between 0 and 1 (a fraction: 0.05 is 5 points)"
+"""The rule of a share (a pass rate, a level), as an option or a dbt var is told it."""
+
+
+def is_share(value: float) -> bool:
+    """Whether ``value`` keeps :data:`SHARE`'s rule (5 for 5 points does not)."""
+    return 0 <= value <= 1
+
+
+class VarsError(SkillwalkerError, ValueError):
+    """A dbt var the project refuses (:func:`check_vars`): one line, naming the var."""
+
+
+# The type of a var whose default in dbt_project.yml is null (it falls back to the environment).
+_NULL_DEFAULT_TYPES: dict[str, type] = {"output_dir": str, "lock_timeout_seconds": float}
+_RUN_ID_LISTS = ("replace_run_ids",)
+# The range of a number var beyond "not negative": a value outside it would make a view
+# wrong or a build fail (a flaky window of 0 fails test_history's unit tests, one over
+# 2**63 makes test_history unreadable; a level of 2 calls every change significant; a
+# retention of 2**31 days fails the lake's maintenance), so a build refuses it. The
+# upper bounds are past any use: a window of every execution, 100 years. A target file
+# size DuckDB cannot read failed the first build of a new lake.
+_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "flaky_window": (lambda v: 1 <= v <= 1_000_000, "between 1 and 1,000,000"),
+    "snapshot_retention_days": (lambda v: v <= 36_500, "at most 36,500 (100 years)"),
+    "file_deletion_delay_hours": (lambda v: v <= 876_000, "at most 876,000 (100 years)"),
+    # the rule of compare's --alpha and --min-effect
+    "verdict_alpha": (is_share, SHARE),
+    "verdict_min_effect": (is_share, SHARE),
+    "lake_target_file_size": (lambda v: lake.amount_problem(v) is None,
+                              "an amount of bytes such as 32MB or 512MiB"),
+}
+
+
+def _type_name(kind: type) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+            list: "a list"}[kind]  # fmt: skip
+
+
+def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
+    """``--vars`` text (a YAML mapping) checked by :func:`check_vars`; raises VarsError.
+
+    >>> validate_vars("{flaky_window: 3}", {"flaky_window": 5})
+    {'flaky_window': 3}
+    >>> validate_vars("{full_tests: 1}", {"full_tests": False})
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.pipeline.project.VarsError: --vars: full_tests must be true or false, not 1
+    """
+    import yaml
+
+    try:
+        given = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0]
+        raise VarsError(f"--vars is not YAML ({first}): e.g. '{{flaky_window: 3}}'") from None
+    if not isinstance(given, dict):
+        raise VarsError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
+    return check_vars(given, declared)
+
+
+def check_vars(given: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
+    """The vars given to a build, checked against the project's ``declared`` vars: known
+    names, the type of each default, no negative number, the range of the vars that have
+    one, run IDs in the run ID lists. The one rule of ``skillwalker-data``'s ``--vars``
+    and of a plain ``dbt build --vars`` (the plugin checks them before the build starts).
+    Raises VarsError with one line."""
+    for name, value in given.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared))
+            raise VarsError(f"--vars: unknown var {name!r} (the project's vars: {known})")
+        default = declared[name]
+        kind = _NULL_DEFAULT_TYPES.get(name, str) if default is None else type(default)
+        if name in _RUN_ID_LISTS:
+            try:
+                run_id_list(value, name)
+            except RunIdListError as exc:
+                raise VarsError(f"--vars: {exc}") from None
+            continue
+        ok = (
+            isinstance(value, bool) if kind is bool
+            else isinstance(value, int) and not isinstance(value, bool) if kind is int
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+            if kind is float else isinstance(value, kind)
+        )  # fmt: skip
+        if not ok:
+            raise VarsError(f"--vars: {name} must be {_type_name(kind)}, not {value!r}")
+        if kind is float and not math.isfinite(value):
+            raise VarsError(f"--vars: {name} must be a finite number, not {value!r}")
+        if kind in (int, float) and value < 0:
+            raise VarsError(f"--vars: {name} must not be negative, not {value!r}")
+        if name in _RANGES and not _RANGES[name][0](value):
+            raise VarsError(f"--vars: {name} must be {_RANGES[name][1]}, not {value!r}")
+    return dict(given)

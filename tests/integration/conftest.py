@@ -30,11 +30,10 @@ import pytest
 import yaml
 
 from skillwalker_py import lake
-from skillwalker_py.cli.build import leave_out, validate_vars
-from skillwalker_py.cli.common import UsageError
+from skillwalker_py.cli.build import leave_out
 from skillwalker_py.pipeline import invocation, lock
 from skillwalker_py.pipeline import state as build_state
-from skillwalker_py.pipeline.project import declared_vars
+from skillwalker_py.pipeline.project import VarsError, declared_vars, validate_vars
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).with_name("dbt")
@@ -177,7 +176,7 @@ def _vars_alone(args: tuple[str, ...], project_dir: Path) -> dict[str, Any] | No
         return None
     try:
         return validate_vars(args[1], declared_vars(project_dir))
-    except UsageError:
+    except VarsError:
         return None
 
 

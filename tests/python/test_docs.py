@@ -12,6 +12,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 MODULES = [
     "skillwalker_py",
     "skillwalker_py.analytics",
+    "skillwalker_py.pipeline.project",
     "skillwalker_py.pipeline.provenance",
     "skillwalker_py.pipeline.state",
     "skillwalker_py.cli.common",

@@ -287,6 +287,30 @@ def test_replace_run_ids_cannot_inject_sql(built: Built, form: str, var: str, sh
     assert latest_snapshot(built.project.lake_dir) == built.snapshot
 
 
+PLAIN_DBT_VARS = [
+    # a flaky window of 0 failed test_history's unit tests, one over 2**63 made the view
+    # unreadable for every reader until a build with the default
+    ("{flaky_window: 0}", "--vars: flaky_window must be between 1 and 1,000,000, not 0"),
+    ("{flaky_window: 99999999999999999999}",
+     "--vars: flaky_window must be between 1 and 1,000,000, not 99999999999999999999"),
+    ("{flaky_windw: 3}", "--vars: unknown var 'flaky_windw' (the project's vars: "),
+]
+
+
+@pytest.mark.parametrize(("var", "message"), PLAIN_DBT_VARS, ids=["zero", "huge", "misspelled"])
+def test_a_plain_dbt_build_checks_its_vars(built: Built, var: str, message: str) -> None:
+    """A plain ``dbt build --vars`` gets the rule ``skillwalker-data build`` checks: the
+    project's plugin refuses the var before the build takes the lock, with the command's
+    message, and nothing is written (the lake has no new snapshot)."""
+    built.check_build()
+    code, out = built.project.run_build("--vars", var, check=False)
+    assert code != 0
+    assert message in out, out[-3000:]
+    assert "Running 1 on-run-start hook" not in out, out[-3000:]
+    assert relations(built.project.lake_dir) == built.published
+    assert latest_snapshot(built.project.lake_dir) == built.snapshot
+
+
 @pytest.mark.parametrize("kind", ["sql", "folder"])
 def test_marker_file_cannot_inject_sql(built: Built, kind: str) -> None:
     """A hostile .re-evaluated-runs.json is input: SQL in it, or a folder in its place,
