@@ -30,7 +30,9 @@ column 0: their ``Context:``, ``user:`` and ``assistant:`` lines look like
 keys, but the rest of the frontmatter is not valid YAML from them on, so
 they are part of the description. Replacing such a description writes valid
 YAML. Anything else that is not valid YAML (the lines before the
-description, a value that starts with a quote, ``|``, ``>``, ``&``, ``*`` or
+description, a later ``key:`` line that breaks the YAML after valid lines,
+which would otherwise be read into the description and deleted by a
+replace, a value that starts with a quote, ``|``, ``>``, ``&``, ``*`` or
 ``!``, several ``description:`` lines) raises FrontmatterError naming the
 line of the YAML error.
 
@@ -251,6 +253,11 @@ def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> 
     mark = getattr(error, "problem_mark", None)
     if mark is None or mark.index < match.start():
         raise FrontmatterError(problem)  # not a YAML syntax error in or after the description
+    if stop == len(block):  # no later key: unless a later key line broke the YAML
+        broken = block.rfind("\n", 0, mark.index) + 1
+        if (broken > match.end() and _TOP_KEY.match(block, broken)
+                and _loads_as_mapping(block[:broken])):
+            raise FrontmatterError(problem)  # e.g. `note: see: docs` after a valid description
     value_start = match.start("rest")
     region = block[value_start:stop].rstrip(" \t\r\n")
     lines = [line.rstrip(" \t\r") for line in region.split("\n")]

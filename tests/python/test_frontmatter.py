@@ -444,6 +444,11 @@ def test_indented_continuation_lines_are_dedented(nl: str) -> None:
         (("description: 'unclosed: x",), 2),
         (("description:", "  'unclosed: x", "name: y"), 3),
         (("description: |", "a: b: c"), 3),
+        # a later key broke the YAML after a valid description and valid keys: reading them
+        # into the description dropped `model` and `tools` when it was replaced
+        (("name: r", "description: Reviews code.", "model: sonnet", "tools: Read, Grep",
+          "note: see: docs"), 6),
+        (("description: Reviews code.", "argument-hint: <file>: the file to review"), 3),
     ],
 )
 def test_invalid_frontmatter_that_is_not_a_description_raises_naming_the_line(
