@@ -51,6 +51,7 @@ from skillwalker_py.errors import JsonlFormatError, JsonlRecordError
 from skillwalker_py.jsonline import (
     MAX_NESTING,
     nested_too_deep,
+    parse_text,
     read_lines,
     replace_lone_surrogates,
 )
@@ -171,7 +172,10 @@ def _field(path: str, key: object) -> str:
     """Extend the field *path* with a dict *key*: ``a.b``, ``a["b c"]``."""
     if isinstance(key, str) and _IDENTIFIER_RE.fullmatch(key):
         return f"{path}.{key}" if path else key
-    name = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)
+    if isinstance(key, str):  # a lone surrogate shown as its escape: the path stays printable
+        name = _SURROGATE_RE.sub(_escape_surrogate, json.dumps(key, ensure_ascii=False))
+    else:
+        name = repr(key)
     return f"{path}[{name}]"
 
 
@@ -189,6 +193,14 @@ def _float_name(value: float) -> str | None:
     if value in (math.inf, -math.inf):
         return "Infinity" if value > 0 else "-Infinity"
     return None
+
+
+def _key_as_read(key: str | float | bool | None) -> str:
+    """A dict key as a reader reads it back: json writes 1 as "1", True as "true", None as
+    "null"; a lone surrogate reads as U+FFFD (:mod:`skillwalker_py.jsonline`)."""
+    if isinstance(key, str):
+        return _SURROGATE_RE.sub("\ufffd", key)
+    return json.dumps(key)
 
 
 def _find_problem(record: Mapping[str, Any], error: BaseException) -> tuple[str, str]:
@@ -224,12 +236,19 @@ def _find_problem(record: Mapping[str, Any], error: BaseException) -> tuple[str,
         stack.append((exit_marker, id(value), 0))
         children: list[tuple[Any, Any, int]] = []
         if isinstance(value, dict):
+            written: set[str] = set()
             for key, item in value.items():
                 if isinstance(key, float) and _float_name(key) is not None:
                     return _field(where, key), f"key {_float_name(key)} is not valid JSON"
                 if not isinstance(key, _JSON_SCALARS):
                     kind = type(key).__name__
                     return _field(where, key), f"a key of type {kind} is not a JSON key"
+                name = _key_as_read(key)
+                if name in written:  # e.g. 1 and "1": a reader refuses the line
+                    shown = json.dumps(name, ensure_ascii=False)
+                    return _field(where, key), (f"two keys of one object are written as {shown}; "
+                                                "a reader refuses a key twice")
+                written.add(name)
                 children.append((item, _field(where, key), depth + 1))
         else:
             for index, item in enumerate(value):
@@ -248,7 +267,9 @@ def dumps_record(record: Mapping[str, Any]) -> str:
     :class:`~skillwalker_py.errors.JsonlRecordError` naming the field:
     NaN/Infinity/-Infinity (DuckDB and other readers reject them), a value
     of another type, a circular reference, nesting deeper than
-    :data:`MAX_NESTING` levels, or a record that is not a mapping.
+    :data:`MAX_NESTING` levels, two keys of an object that read back as one
+    (``1`` and ``"1"``; two keys with lone surrogates that read as U+FFFD),
+    or a record that is not a mapping. So whatever is written reads back.
 
     >>> dumps_record({"a": "é", "b": [1, 2]})
     '{"a":"é","b":[1,2]}\\n'
@@ -278,11 +299,15 @@ def _serialize(record: Mapping[str, Any]) -> bytes:
     if nested_too_deep(record, text):
         field, reason = _find_problem(record, ValueError("too deep"))
         raise JsonlRecordError(_short(field), reason)
-    text += "\n"
     try:
-        return text.encode("utf-8")
+        data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: write its escape instead
-        return _SURROGATE_RE.sub(_escape_surrogate, text).encode("utf-8")
+        text = _SURROGATE_RE.sub(_escape_surrogate, text)
+        data = text.encode("utf-8")
+    if parse_text(text).reason is not None:  # two keys that read back as one
+        field, reason = _find_problem(record, ValueError("a key twice"))
+        raise JsonlRecordError(_short(field), reason)
+    return data + b"\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -461,6 +461,14 @@ NON_FINITE_CASES = [
     ({"score": float("inf")}, "score", "Infinity is not valid JSON"),
     ({"a": {"b c": [1, [2, float("-inf")]]}}, 'a["b c"][1][1]', "-Infinity is not valid JSON"),
     ({"ok": 1.5, "t": (0, float("nan"))}, "t[1]", "NaN is not valid JSON"),
+    # two keys that read back as one: json writes 1 as "1", True as "true"; a lone
+    # surrogate reads as U+FFFD. The line was written and its reader refused it.
+    ({1: "a", "1": "b"}, '["1"]', 'two keys of one object are written as "1"; a reader '
+     "refuses a key twice"),
+    ({"x": [{True: 1, "true": 2}]}, "x[0].true", 'two keys of one object are written as '
+     '"true"; a reader refuses a key twice'),
+    ({"k": dict([("\ud83d", 1), ("\udc00", 2)])}, 'k["\\udc00"]', "two keys of one object are "
+     'written as "\ufffd"; a reader refuses a key twice'),
 ]
 
 
