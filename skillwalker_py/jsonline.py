@@ -346,7 +346,8 @@ def read_lines(handle: IO[bytes], *, limit: int | None = None
     number = 0
     while raw := readline(cap + 1):
         number += 1
-        if len(raw) <= cap:
+        # its size before the line break (LF or CRLF) is what the limit is about
+        if len(raw) - raw.endswith(b"\n") - raw.endswith(b"\r\n") <= limit:
             parsed = parse_line(raw, first=number == 1)
             if parsed.value is not None or parsed.reason is not None:
                 yield number, parsed

@@ -94,3 +94,28 @@ def test_a_document_reads_by_the_same_rules() -> None:
     assert (torn.line, torn.reason) == (3, "invalid JSON: Expecting property name enclosed in "
                                             "double quotes (column 1)")
     assert jsonline.parse_document(b" \n").reason == "invalid JSON: the document is blank"
+
+
+@pytest.mark.parametrize(("tail", "extra", "too_large"), [
+    (b"\n", 0, False), (b"\n", 1, True),
+    (b"\r\n", 0, False), (b"\r\n", 1, True),
+    (b"", 0, False), (b"", 1, True), (b"", 2, True),
+])
+def test_the_size_limit_is_about_the_line_before_its_break(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes, extra: int,
+        too_large: bool) -> None:
+    """A line of MAX_LINE_BYTES bytes before its line break (LF, CRLF or none, a last
+    line) is read, one byte more is too large, in the package's reader and the import
+    alike (a line of one or two bytes more than the limit used to be read)."""
+    monkeypatch.setattr(jsonline, "MAX_LINE_BYTES", 1000)
+    body = b'{"a":"' + b"x" * (1000 + extra - 8) + b'"}'
+    assert len(body) == 1000 + extra
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b'{"n":1}\n' + body + tail)
+    size = f"{len(body) + len(tail):,}"
+    expected = [(2, f"line too large ({size} bytes; lines up to 1,000 bytes are read)")]
+    result = read_jsonl(path)
+    assert [(e.line_number, e.reason) for e in result.errors] == (expected if too_large else [])
+    assert len(result.records) == (1 if too_large else 2)
+    out = lines.read_file(str(path), document=False, size=None, mtime_ns=None)
+    assert [(n, r) for n, r, _ in out.rejected] == (expected if too_large else [])
