@@ -29,8 +29,9 @@ each call (all arithmetic on unsigned 32-bit words, ``imul`` = product mod
    a. shuffle a copy with Fisher-Yates, from the end:
       ``for i = n-1 down to 1: j = floor(rng() * (i + 1)); swap(s[i], s[j])``
       (``n - 1`` draws);
-   b. ``k = floor(n * holdout + 0.5)`` in IEEE-754 double arithmetic (round
-      half up, the same as JavaScript ``Math.round`` for these values);
+   b. ``k`` is JavaScript's ``Math.round(n * holdout)`` in IEEE-754 double
+      arithmetic (:func:`js_round`: round half up; ``floor(x + 0.5)`` would
+      round 0.49999999999999994 up, as the addition rounds to 1.0);
    c. if ``n == 1``: ``k = 0`` (a lone case stays in train); otherwise
       ``k = min(k, n - 1)`` (at least one case of the stratum stays in train);
    d. the first ``k`` cases of the shuffled stratum are ``test``, the rest
@@ -57,6 +58,7 @@ from skillwalker_py.types import ScilTestCase, SplitSet, TestCase
 __all__ = [
     "get_expected_trigger",
     "hash_string",
+    "js_round",
     "mulberry32",
     "split_sets",
 ]
@@ -128,6 +130,17 @@ def _with_set(test_case: TestCase, split_set: SplitSet) -> ScilTestCase:
     return ScilTestCase(**values, set=split_set)
 
 
+def js_round(x: float) -> int:
+    """JavaScript's ``Math.round`` of a finite ``x``: the nearest whole number, a half
+    rounded up. ``x - floor(x)`` is exact in doubles, where ``floor(x + 0.5)`` is not.
+
+    >>> js_round(2.5), js_round(0.49999999999999994), js_round(-2.5)
+    (3, 0, -2)
+    """
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
 def split_sets(
     test_cases: Sequence[TestCase],
     holdout: float,
@@ -160,7 +173,7 @@ def split_sets(
             for i in range(n - 1, 0, -1):
                 j = math.floor(rng() * (i + 1))
                 shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
-            k = 0 if n <= 1 else min(math.floor(n * holdout + 0.5), n - 1)
+            k = 0 if n <= 1 else min(js_round(n * holdout), n - 1)
             for index in shuffled[:k]:
                 sets[index] = "test"
     return [_with_set(case, split_set) for case, split_set in zip(test_cases, sets, strict=True)]

@@ -216,6 +216,11 @@ def test_rounding_and_train_minimum_rules() -> None:
     assert {c.set for c in split_sets([case("a", False), case("b", False)], 0.2, "e", "s")} == {
         "train"
     }
+    # 2 * 0.24999999999999997 = 0.49999999999999994: JavaScript's Math.round gives 0 (node
+    # -e 'console.log(Math.round(2 * 0.24999999999999997))'); floor(x + 0.5) gave 1
+    assert 2 * 0.24999999999999997 == 0.49999999999999994
+    pair = [case("a", True), case("b", True)]
+    assert {c.set for c in split_sets(pair, 0.24999999999999997, "e", "s")} == {"train"}
 
 
 def test_get_expected_trigger() -> None:
