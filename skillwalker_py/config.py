@@ -196,7 +196,8 @@ def _threshold(value: object, where: _Where) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         where.fail(f"expected a number between 0 and 1, got {_describe(value)}")
-    if not math.isfinite(value) or not 0 <= value <= 1:
+    # (an int too large for a float is out of range too: math.isfinite would overflow)
+    if not 0 <= value <= 1 or not math.isfinite(value):
         where.fail(f"must be between 0 and 1, got {value!r}")
     return float(value)
 
@@ -338,10 +339,13 @@ def resolve_eval_path(
             f"path {_quote(relative)} is absolute; use a path inside the eval directory"
         )
     root = base.resolve()
+    inside = root
     if within is not None:
-        root = (root / within).resolve()
+        inside = (root / within).resolve()
     candidate = base / within / relative if within is not None else base / relative
-    if not candidate.resolve().is_relative_to(root):
+    resolved = candidate.resolve()
+    # inside the eval directory too: a symlinked `within` folder must not lead out of it
+    if not (resolved.is_relative_to(inside) and resolved.is_relative_to(root)):
         where = "the eval directory" if within is None else f"{within}/ of the eval directory"
         raise ConfigError(f"path {_quote(relative)} escapes {where} {base.as_posix()}")
     return candidate

@@ -235,6 +235,12 @@ def test_normalized_form_is_accepted() -> None:
             "expect[0].llm-judge.threshold",
             "between 0 and 1",
         ),
+        (  # a whole number too large for a float: out of range, not an OverflowError
+            [minimal("a", expect=[{"llm-judge": {"rubricFile": "r.md", "threshold": 10**400}}])],
+            "a",
+            "expect[0].llm-judge.threshold",
+            "between 0 and 1",
+        ),
         (
             [minimal("a", expect=[{"llm-judge": {"rubricFile": "r.md", "threshold": "0.5"}}])],
             "a",
@@ -365,6 +371,20 @@ def test_symlink_pointing_outside_is_refused(tmp_path: Path) -> None:
     assert "escapes" in info.value.message
     with pytest.raises(ConfigError):
         read_prompt_file(eval_dir, "prompts/secret.md")
+
+
+def test_a_symlinked_scaffolds_folder_pointing_outside_is_refused(tmp_path: Path) -> None:
+    """A scaffold path is checked against the eval directory too, not only against
+    ``scaffolds/``: a ``scaffolds`` link to a folder outside used to be accepted."""
+    outside = tmp_path / "outside"
+    (outside / "node-app").mkdir(parents=True)
+    eval_dir = make_eval(tmp_path, [minimal("a", scaffold="node-app")])
+    (eval_dir / "scaffolds").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ConfigError) as info:
+        read_eval_config(eval_dir)  # (it checks the scaffolds: validate_scaffolds)
+    assert (info.value.test, info.value.field) == ("a", "scaffold")
+    assert info.value.message == (
+        f'path "node-app" escapes scaffolds/ of the eval directory {eval_dir.as_posix()}')
 
 
 def test_symlink_inside_the_eval_is_fine(tmp_path: Path) -> None:
