@@ -163,7 +163,7 @@ def _build(
             phase,
             words.entity_type,
             iterations,
-            holdout_failures,
+            holdout_failures if surfaced else [],  # as the note above says
             train_accuracy=train_accuracy,
         ),
         "",

@@ -123,6 +123,24 @@ def test_converge_surfaces_holdout_failures_when_train_is_perfect() -> None:
     assert "(should be delegated to the agent)" in agent_text
 
 
+def test_no_train_queries_keep_the_holdout_hidden() -> None:
+    """With no train query (train accuracy n/a), converge keeps the holdout queries hidden,
+    as the prompt says, even when the last iteration's train accuracy was perfect (the
+    phase instructions used to fall back to it and list them)."""
+    perfect: ScilIterationResult = {**HISTORY[1], "iteration": 3, "train_accuracy": 1.0}
+    text = build_improvement_prompt(
+        skill_name="refactor",
+        current_description="Use for restructuring existing code.",
+        train_results=[],
+        test_results=TEST,
+        iterations=[*HISTORY, perfect],
+        holdout=0.3,
+        phase="converge",
+    )
+    assert "The holdout queries are not shown" in text
+    assert "legacy" not in text and "## Phase: converge" in text
+
+
 def test_no_history_no_holdout() -> None:
     text = build_improvement_prompt(
         skill_name="pdf",
