@@ -33,6 +33,7 @@ See docs/cli.md for each command's real output.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -41,13 +42,16 @@ import duckdb
 
 from skillwalker_py.cli import build, readers, report
 from skillwalker_py.cli.common import UsageError, project_dir
-from skillwalker_py.cli.output import FORMATS, format_rows
+from skillwalker_py.cli.output import FORMATS, format_rows, stdout_closed
 from skillwalker_py.errors import SkillwalkerError, redact
 
 __all__ = ["COMMAND_MODULES", "build_parser", "format_rows", "main", "project_dir"]
 
 COMMAND_MODULES = (build, readers, report)
 """Each has ``register(sub, common, reader)``, which adds its commands to the parser."""
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""A write that failed for want of room (stdout on a full disk, or /dev/full): one line."""
 
 
 def _version() -> str:
@@ -111,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         code: int = args.func(args)
+        sys.stdout.flush()  # a failed write of the output is this command's failure
         return code
     except (UsageError, SkillwalkerError) as exc:
         print(redact(f"skillwalker-data: error: {exc}"), file=sys.stderr)
@@ -127,8 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = redact(str(exc).splitlines()[0])
         print(f"skillwalker-data: error: query failed: {first}", file=sys.stderr)
         return 3
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader stopped reading (`| head`): not a failure
+        stdout_closed()
         return 0
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        stdout_closed()
+        print(f"skillwalker-data: error: could not write the output: {exc.strerror}",
+              file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("skillwalker-data: interrupted", file=sys.stderr)
         return 130

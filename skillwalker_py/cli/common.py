@@ -50,6 +50,7 @@ __all__ = [
     "read_lake",
     "require_utf8",
     "resolve_run",
+    "utf8_text",
 ]
 
 
@@ -82,6 +83,16 @@ class Paths:
 
 def _absolute(raw: str) -> Path:
     return (Path.cwd() / Path(raw).expanduser()).resolve()
+
+
+def utf8_text(text: str) -> str:
+    """An argparse type: an option's text that is valid UTF-8 (a byte that is not reaches
+    Python as a lone surrogate, which DuckDB cannot take), else the option's one-line error."""
+    shown = shown_path(text)
+    if shown != text:
+        raise argparse.ArgumentTypeError(f"'{shown}' is not valid UTF-8 (\\xNN: a byte "
+                                         "that is not)")
+    return text
 
 
 def require_utf8(folder: Path, what: str, option: str) -> None:

@@ -7,11 +7,13 @@ import csv
 import datetime as dt
 import io
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "HEADERS", "Row", "Section", "emit", "emit_sections", "format_rows"]
+__all__ = ["FORMATS", "HEADERS", "Row", "Section", "emit", "emit_sections", "format_rows",
+           "stdout_closed"]
 
 Row = dict[str, Any]
 FORMATS = ("table", "json", "csv", "markdown")
@@ -202,11 +204,21 @@ HEADERS = {
 def emit(
     rows: Sequence[Row], args: argparse.Namespace, columns: Sequence[str] | None = None
 ) -> None:
-    """Print rows: a table (or Markdown table) shows ``columns``, JSON and CSV every column."""
+    """Print rows: a table (or Markdown table) shows ``columns``, JSON and CSV every column
+    (CSV with no row: a header of ``columns``, so that a CSV reader still finds them)."""
     if args.format in ("table", "markdown"):
         sys.stdout.write(format_rows(rows, args.format, columns, HEADERS))
     else:
-        sys.stdout.write(format_rows(rows, args.format, _all_columns(rows)))
+        sys.stdout.write(format_rows(rows, args.format, _all_columns(rows) or columns))
+
+
+def stdout_closed() -> None:
+    """After a failed write to stdout (its reader went away, the disk is full): stdout
+    writes to /dev/null from now on, so that what is still buffered, flushed at exit,
+    cannot fail again (Python's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _all_columns(rows: Sequence[Row]) -> list[str]:

@@ -19,8 +19,9 @@ from skillwalker_py.cli.common import (
     paths,
     read_lake,
     resolve_run,
+    utf8_text,
 )
-from skillwalker_py.cli.output import Row, Section, emit, emit_sections
+from skillwalker_py.cli.output import Row, Section, emit, emit_sections, stdout_closed
 from skillwalker_py.lake import ALIAS as lake_alias
 from skillwalker_py.lake import LakeConfig, builds, reader_sql
 
@@ -114,7 +115,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     data = read_lake(args)
     rows = analytics.query_test_history(data, eval=args.eval, current_only=not args.all_configs)
     check_eval(data, args.eval, rows)
-    emit(_with_config(rows) if args.format == "table" else rows, args, HISTORY_COLUMNS)
+    emit(_with_config(rows) if args.format in ("table", "markdown") else rows, args,
+         HISTORY_COLUMNS)
     return 0
 
 
@@ -172,6 +174,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 "(compare RUN_ID compares a run with the previous run of each of its evals)"
             )
         result = analytics.query_run_comparison(data, base, head, **thresholds)
+        if not result["summary"]:  # a gate would pass a comparison of nothing
+            raise UsageError(f"runs {base} and {head} have no eval in common: nothing to "
+                             "compare")
         title = f"Run {head} against run {base}"
     tests = result["tests"]
     if not args.all:
@@ -182,16 +187,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                "run_pass_rate_change_high")}
         for r in result["summary"][:1]
     ]  # fmt: skip
-    emit_sections(
-        [
-            ("summary", title, result["summary"], COMPARE_SUMMARY_COLUMNS),
-            ("run", "All evals of the comparison", run_rows, COMPARE_RUN_COLUMNS),
-            ("tests", "Tests" if args.all else "Changed tests", tests, COMPARE_TEST_COLUMNS),
-        ],
-        args,
-        {"summary": result["summary"], "tests": tests},
-    )
-    return gate(args, result["summary"], result["tests"])
+    reasons = gate_reasons(args, result["summary"], result["tests"])
+    try:
+        emit_sections(
+            [
+                ("summary", title, result["summary"], COMPARE_SUMMARY_COLUMNS),
+                ("run", "All evals of the comparison", run_rows, COMPARE_RUN_COLUMNS),
+                ("tests", "Tests" if args.all else "Changed tests", tests, COMPARE_TEST_COLUMNS),
+            ],
+            args,
+            {"summary": result["summary"], "tests": tests},
+        )
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped reading (`| head`): the gate still decides
+        stdout_closed()
+    if not reasons:
+        return 0
+    print(f"skillwalker-data: compare failed: {'; '.join(reasons)}", file=sys.stderr)
+    return 1
 
 
 FAIL_ON: dict[str, tuple[str, Callable[[Row], bool]]] = {
@@ -207,8 +220,13 @@ FAIL_ON: dict[str, tuple[str, Callable[[Row], bool]]] = {
 SIGNIFICANT = "significant-regression"
 
 
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).splitlines())
+
+
 def _names(tests: list[Row], limit: int = 3) -> str:
-    shown = ", ".join(f"{t['eval']} / {t['test_name']}" for t in tests[:limit])
+    shown = ", ".join(f"{_one_line(t['eval'])} / {_one_line(t['test_name'])}"
+                      for t in tests[:limit])
     return shown + (f" and {len(tests) - limit} more" if len(tests) > limit else "")
 
 
@@ -228,7 +246,7 @@ def _significant(summary: list[Row], tests: list[Row]) -> list[str]:
         base, head = row.get("base_pass_rate"), row.get("head_pass_rate")
         rates = "" if base is None or head is None else f"pass rate {base:.1%} -> {head:.1%}, "
         reasons.append(
-            f"{row['eval']} regressed significantly ({rates}"
+            f"{_one_line(row['eval'])} regressed significantly ({rates}"
             f"{_points(row.get('pass_rate_change'))} points from its earlier runs "
             f"[{_points(row.get('pass_rate_change_low'))}, "
             f"{_points(row.get('pass_rate_change_high'))}], q = {row['q_value']:.2g}): "
@@ -237,12 +255,14 @@ def _significant(summary: list[Row], tests: list[Row]) -> list[str]:
     return reasons
 
 
-def gate(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> int:
-    """The CI gate of ``compare``: 0, or 1 with one line on stderr naming every reason.
+def gate_reasons(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> list[str]:
+    """The CI gate of ``compare``: every reason the comparison fails (none: it passes);
+    ``compare`` prints them on one line of stderr and exits with status 1.
 
     ``--fail-on`` (regression, new-failure, any-change) looks at the tests;
     ``significant-regression`` at the evals' verdicts (``--alpha``, ``--min-effect``);
-    ``--max-pass-rate-drop`` and ``--max-cost-increase`` (fractions) at each eval's totals.
+    ``--max-pass-rate-drop`` and ``--max-cost-increase`` (fractions) at each eval's totals
+    (a cost that rises from nothing rises by more than any fraction).
     """
     reasons: list[str] = []
     for name in args.fail_on or []:
@@ -258,22 +278,19 @@ def gate(args: argparse.Namespace, summary: list[Row], tests: list[Row]) -> int:
         limit = args.max_pass_rate_drop
         if limit is not None and base is not None and head is not None and base - head > limit:
             reasons.append(
-                f"{row['eval']}: pass rate fell from {base:.1%} to {head:.1%} "
+                f"{_one_line(row['eval'])}: pass rate fell from {base:.1%} to {head:.1%} "
                 f"(a drop of at most {limit * 100:g} points allowed)"
             )
         base_cost, head_cost = row.get("base_cost_usd"), row.get("head_cost_usd")
         limit = args.max_cost_increase
-        if limit is not None and base_cost and head_cost is not None:
-            rise = head_cost / base_cost - 1
-            if rise > limit:
-                reasons.append(
-                    f"{row['eval']}: cost rose {rise:.1%} from ${base_cost:.4f} to "
-                    f"${head_cost:.4f} (a rise of at most {limit:.0%} allowed)"
-                )
-    if not reasons:
-        return 0
-    print(f"skillwalker-data: compare failed: {'; '.join(reasons)}", file=sys.stderr)
-    return 1
+        if (limit is not None and base_cost is not None and head_cost is not None
+                and head_cost > base_cost * (1 + limit)):
+            rise = f"{head_cost / base_cost - 1:.1%} " if base_cost else ""
+            reasons.append(
+                f"{_one_line(row['eval'])}: cost rose {rise}from ${base_cost:.4f} to "
+                f"${head_cost:.4f} (a rise of at most {limit:.0%} allowed)"
+            )
+    return reasons
 
 
 def _number(text: str) -> float:
@@ -464,7 +481,7 @@ def register(
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("history", parents=[reader], help="pass rate, flips and flakiness per test")
-    p.add_argument("--eval", help="only this eval")
+    p.add_argument("--eval", type=utf8_text, help="only this eval")
     p.add_argument(
         "--all-configs", action="store_true",
         help="one row per configuration (default: each test's current configuration)",
@@ -472,7 +489,7 @@ def register(
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("flaky", parents=[reader], help="tests that are flaky in their last runs")
-    p.add_argument("--eval", help="only this eval")
+    p.add_argument("--eval", type=utf8_text, help="only this eval")
     p.set_defaults(func=cmd_flaky)
 
     p = sub.add_parser(

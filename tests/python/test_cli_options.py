@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from skillwalker_py.cli import build_parser
 
@@ -24,3 +25,29 @@ def test_every_option_of_every_command_says_what_it_does() -> None:
     assert missing == []
     seed = next(a for a in _commands()["sample"]._actions if "--seed" in a.option_strings)
     assert seed.help is not None and "default 42" in seed.help
+
+
+def test_the_compare_gate_reads_every_row_as_one_line() -> None:
+    """compare's gate on hand-made rows: a cost that rises from $0 rises by more than any
+    fraction (it passed: the check skipped a base of 0), an unknown cost decides nothing,
+    a rise of exactly the limit passes; a name with a line break stays on the one line."""
+    from skillwalker_py.cli.readers import gate_reasons
+
+    args = build_parser().parse_args(
+        ["compare", "latest", "--max-cost-increase", "0.2", "--fail-on", "regression"])
+    summary: list[dict[str, Any]] = [
+        {"eval": "zero", "base_cost_usd": 0.0, "head_cost_usd": 2.0},
+        {"eval": "unknown", "base_cost_usd": None, "head_cost_usd": 5.0},
+        {"eval": "at-limit", "base_cost_usd": 1.0, "head_cost_usd": 1.2},
+        {"eval": "over", "base_cost_usd": 1.0, "head_cost_usd": 1.25},
+        {"eval": "free", "base_cost_usd": 0.0, "head_cost_usd": 0.0},
+    ]
+    tests: list[dict[str, Any]] = [
+        {"eval": "e", "test_name": "new\nline", "change": "regressed"},
+        {"eval": "e", "test_name": "kept", "change": "unchanged"},
+    ]
+    assert gate_reasons(args, summary, tests) == [
+        "1 regressed test(s) (e / new line)",
+        "zero: cost rose from $0.0000 to $2.0000 (a rise of at most 20% allowed)",
+        "over: cost rose 25.0% from $1.0000 to $1.2500 (a rise of at most 20% allowed)",
+    ]

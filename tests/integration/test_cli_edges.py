@@ -1,0 +1,114 @@
+"""The read commands at their edges, as a user meets them: a gate whose output nobody
+reads, a comparison of nothing, a cost that rises from $0, output that cannot be
+written, and option values that are not what they look like. One small lake, built once:
+
+``R1``  eval ``a``: test ``t`` passes and costs $0.00.
+``R2``  eval ``a``: test ``t`` passes and costs $2.00 (a rise from nothing).
+``R3``  eval ``b``: test ``u`` fails (no eval in common with ``R1`` or ``R2``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import DbtProject
+from .test_analytics import Output
+from .test_cli import CLI, Cli
+
+R1, R2, R3 = "20260401T090000", "20260402T090000", "20260403T090000"
+COST_GATE = ("skillwalker-data: compare failed: a: cost rose from $0.0000 to $2.0000 (a rise "
+             "of at most 20% allowed)\n")
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    project = DbtProject(tmp_path_factory.mktemp("edges"))
+    out = Output()
+    out.execution(R1, "a", "t", "pass", cost=0.0)
+    out.execution(R2, "a", "t", "pass", cost=2.0)
+    out.execution(R3, "b", "u", "fail")
+    for kind, records in out.files.items():
+        project.write_jsonl(f"{kind}.jsonl", records)
+    cli = Cli(project)
+    cli("build")
+    yield cli
+
+
+def test_a_cost_that_rises_from_nothing_fails_the_gate(cli: Cli) -> None:
+    """--max-cost-increase skipped an eval whose base cost was $0 (any rise from $0 is
+    more than any fraction)."""
+    proc = cli("compare", R1, R2, "--max-cost-increase", "0.2", code=1)
+    assert proc.stderr == COST_GATE
+    assert "a" in proc.stdout
+
+
+def test_the_gate_decides_when_nobody_reads_the_output(cli: Cli) -> None:
+    """`compare ... --fail-on ... | head` in CI: a reader that stops reading (here: a pipe
+    closed before the command writes) made compare exit 0, without its reason."""
+    read, write = os.pipe()
+    os.close(read)  # every write to the pipe fails with EPIPE
+    try:
+        proc = subprocess.run(
+            [str(CLI), "compare", R1, R2, "--max-cost-increase", "0.2"],
+            env=cli.project.env(), cwd=cli.project.root, stdout=write,
+            stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+        )
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (1, COST_GATE)
+
+
+def test_a_comparison_of_nothing_is_refused(cli: Cli) -> None:
+    """Two runs with no eval in common printed empty sections and passed every gate."""
+    proc = cli("compare", R1, R3, "--fail-on", "any-change", code=2)
+    assert (proc.stdout, proc.stderr) == ("", f"skillwalker-data: error: runs {R1} and {R3} "
+                                          "have no eval in common: nothing to compare\n")
+
+
+def test_output_that_cannot_be_written_is_one_line(cli: Cli) -> None:
+    """stdout on a full disk (/dev/full) ended in an OSError traceback."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this machine")
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        proc = subprocess.run(
+            [str(CLI), "summaries", "--format", "json"], env=cli.project.env(),
+            cwd=cli.project.root, stdout=full, stderr=subprocess.PIPE, text=True,
+            timeout=300, check=False,
+        )
+    assert (proc.returncode, proc.stderr) == (
+        3, "skillwalker-data: error: could not write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    # a digit that is not ASCII passed str.isdigit and int() raised a ValueError traceback
+    (["summaries", "--as-of", "\u00b2"], "skillwalker-data: error: no build with an id "
+     "starting '\u00b2': `skillwalker-data builds`"),
+    # Arabic-Indic digits read as snapshot 45
+    (["summaries", "--as-of", "\u0664\u0665"], "skillwalker-data: error: no build with an id "
+     "starting '\u0664\u0665': `skillwalker-data builds`"),
+    # a byte that is not UTF-8 (a lone surrogate) reached DuckDB: a RuntimeError traceback
+    (["history", "--eval", "a\udcff"], "skillwalker-data history: error: argument --eval: "
+     "'a\\xff' is not valid UTF-8 (\\xNN: a byte that is not) (see --help)"),
+    (["flaky", "--eval", "\udcff"], "skillwalker-data flaky: error: argument --eval: "
+     "'\\xff' is not valid UTF-8 (\\xNN: a byte that is not) (see --help)"),
+])
+def test_option_values_that_are_not_what_they_look_like(
+        cli: Cli, args: list[str], message: str) -> None:
+    proc = cli(*args, code=2)
+    assert (proc.stdout, proc.stderr) == ("", message + "\n")
+
+
+def test_markdown_and_csv_keep_their_columns(cli: Cli) -> None:
+    """`history --format markdown` left the config column blank (the table showed 1/1);
+    CSV with no row was a blank line, without the header a CSV reader needs."""
+    markdown = cli("history", "--eval", "a", "--format", "markdown").stdout.splitlines()
+    assert markdown[0].startswith("| eval | test_name | config |")
+    assert markdown[2].startswith("| a | t | 1/1 |")
+    assert cli("rejected", "--format", "csv").stdout == (
+        "source_table,file,line,test_run_id,reason,raw\n")
+    assert cli("flaky", "--eval", "a", "--format", "csv").stdout.startswith("eval,test_name,")
