@@ -107,6 +107,15 @@ def _stat(path: str, run: str | None) -> InputFile | None:
                      stat.S_ISREG(st.st_mode))
 
 
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether a run folder's entry is a folder (through a link); a file, a dangling link
+    or a loop of links is no run folder (``is_dir`` raises on a loop)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
     """The files of one source under ``output_dir`` (its meta: ``per_run_file``,
     ``legacy_file`` or ``document_dir``), with what the plan compares (:func:`_stat`):
@@ -133,7 +142,7 @@ def input_files(output_dir: str, meta: Mapping[str, Any]) -> list[InputFile]:
 
     if meta.get("per_run_file"):
         for entry in listed(out / "runs"):
-            if entry.is_dir():
+            if _is_folder(entry):
                 add(os.path.join(entry.path, meta["per_run_file"]), entry.name)
     if meta.get("legacy_file"):
         add(str(out / meta["legacy_file"]), None)
@@ -153,8 +162,9 @@ def content_hash(path: str) -> str | None:
     the plan compares it when a file's size and modification time are as logged but its
     inode or change time moved (re-created by ``cp -p`` or ``rsync -t``)."""
     digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
+    try:  # never blocks: a FIFO put in the file's place opens at once, and is no file
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
             while chunk := fh.read(_HASH_CHUNK):

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import duckdb
@@ -405,6 +406,30 @@ def test_read_hashes_what_it_counts(tmp_path: Path) -> None:
             hashlib.sha256(p.read_bytes()).hexdigest() == plan.content_hash(str(p))
     assert plan.content_hash(str(tmp_path)) is None  # a directory
     assert plan.content_hash(str(tmp_path / "missing")) is None
+
+
+def test_the_plan_never_waits_on_a_fifo_or_a_loop(tmp_path: Path) -> None:
+    """A FIFO put in an imported file's place with its size and time is hashed by the plan
+    (its inode moved): opening it waited for a writer, and the build hung holding its lock.
+    A run folder that is a loop of links made the plan raise ELOOP (every build failed);
+    it is no run folder, as a dangling link is not."""
+    fifo = tmp_path / "f.jsonl"
+    os.mkfifo(fifo)
+    answer: list[str | None] = []
+    worker = threading.Thread(target=lambda: answer.append(plan.content_hash(str(fifo))),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # let it go: a writer end opens its read
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert answer == [None]
+    runs = tmp_path / "out" / "runs"
+    (runs / "20260101T090000").mkdir(parents=True)
+    (runs / "20260101T090000" / "test-run.jsonl").write_bytes(b"{}\n")
+    (runs / "20260102T090000").symlink_to(runs / "20260102T090000")  # a loop of one link
+    (runs / "20260103T090000").symlink_to(tmp_path / "nowhere")  # dangling
+    found = plan.input_files(str(tmp_path / "out"), {"per_run_file": "test-run.jsonl"})
+    assert [(f.run_from_path, f.regular) for f in found] == [("20260101T090000", True)]
 
 
 

@@ -66,7 +66,7 @@ def write_run(output: Path, directory: str, run: str, cases: list[str]) -> list[
 # Each case has its own run IDs (none of them a run of the sample, which starts at RUN) and
 # its own run folders: its rows are those of its runs, its rejected lines those of its files.
 
-DIR_RUN, DIR_OTHER, DIR_THIRD, DIR_FOURTH = (f"2025010{d}T090000" for d in range(1, 5))
+DIR_RUN, DIR_OTHER, DIR_THIRD, DIR_FOURTH, LOOP_RUN = (f"2025010{d}T090000" for d in range(1, 6))
 FULLWIDTH_RUN = "".join(chr(ord(c) + 0xFEE0) for c in DIR_RUN)  # looks like a run ID
 ODD_NAMES = ["x'y", 'say "hi"', "with space", "ünïcødé 日本", "semi;colon", "new\nline",
              "br[ack]et", "star*", "q?", "{a,b}", "--", f"{DIR_RUN} ", FULLWIDTH_RUN,
@@ -188,12 +188,15 @@ def _odd_directories(built: Built, out: Path, base: Path) -> Case:
     built.dangling = out / "runs" / DIR_FOURTH / "test-run.jsonl"
     built.dangling.symlink_to(base / "nowhere.jsonl")
     (out / "runs" / DIR_FOURTH / "test-config.jsonl").write_bytes(b"")
+    # a run folder that is a loop of links (it made every build fail with ELOOP): no run
+    # folder, as a dangling link is not
+    (out / "runs" / LOOP_RUN).symlink_to(out / "runs" / LOOP_RUN)
     (out / "runs" / "README.txt").write_text("not a run\n", "utf-8")
     (out / "scil-summary").mkdir(exist_ok=True)
     (out / "scil-summary" / "notes.txt").write_text("stray\n", "utf-8")
     runs = [DIR_RUN, DIR_OTHER, DIR_THIRD, DIR_FOURTH]
     return Case(frozenset([*runs, INVALID_DIR]),
-                (*(out / "runs" / r for r in [*runs, *ODD_NAMES, INVALID_DIR]),
+                (*(out / "runs" / r for r in [*runs, *ODD_NAMES, INVALID_DIR, LOOP_RUN]),
                  out / "runs" / "README.txt", out / "scil-summary" / "notes.txt", elsewhere))
 
 
@@ -373,8 +376,8 @@ def test_paths_with_quotes_spaces_and_unicode(built: Built) -> None:
 
 def test_odd_run_directories_and_files_do_not_break_the_build(built: Built) -> None:
     """Odd directory names: their lines are rejected with their path, not lost. Symlinked run
-    directories and files are imported; a dangling link is reported; empty and stray files
-    break nothing."""
+    directories and files are imported; a dangling link is reported; a run folder that is a
+    loop of links, empty and stray files break nothing."""
     built.check_build()
     name = "odd directories"
     assert sorted(built.test_run_of(name)) == [
