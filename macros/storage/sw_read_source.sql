@@ -5,7 +5,9 @@
   reason or a skip reason or neither.
 
   src            the source node (graph.sources[...]); its columns' data_type,
-                 meta.required and meta.check drive the checks, its meta.keep the row filter
+                 meta.required (or meta.required_in: this source's name, for a column
+                 list two sources share) and meta.check drive the checks, its meta.keep
+                 the row filter
   table          the storage table: the staged relations' suffix; its plan
                  (memory.main._sw_plan_<table>) gives each file's run (key,
                  run_from_path) and the runs that have a run folder (kind 'dir'): their
@@ -37,6 +39,10 @@
 {%- set keep = src.meta.get('keep') or 'true' -%}
 {%- set keep_columns = src.meta.get('keep_columns') or [] -%}
 {%- set cols = src.columns.values() | list -%}
+{%- set required = [] -%}
+{%- for c in cols if (c.meta or {}).get('required') or (c.meta or {}).get('required_in') == src.name -%}
+  {%- do required.append(c.name) -%}
+{%- endfor -%}
 {%- set plan = 'memory.main._sw_plan_' ~ table -%}
 with _sw_raw as (
   select l._sw_file, l._sw_line, l._sw_text, p.key as _sw_unit, p.run_from_path as _sw_dir_run,
@@ -85,7 +91,7 @@ _sw_typed as (
       when _sw_dir_run is not null and _sw_run_id <> _sw_dir_run
         then 'test_run_id ' || _sw_run_id || ' does not match the file''s run ' || _sw_dir_run
       {%- for k in keep_columns %}
-      {%- if k in src.columns and (src.columns[k].meta or {}).get('required') %}
+      {%- if k in required %}
       when not {{ sw_json_present('"_raw_' ~ k ~ '"') }} then 'missing required field "{{ k }}"'
       {%- endif %}
       when {{ sw_json_present('"_raw_' ~ k ~ '"') }} and "{{ k }}" is null
@@ -107,7 +113,7 @@ _sw_checked as (
       when {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} and "{{ c.name }}" is null
         then 'field "{{ c.name }}" is not {{ sw_type_label(c.data_type) }}'
       {%- endfor %}
-      {%- for c in cols if c.name != 'test_run_id' and (c.meta or {}).get('required') %}
+      {%- for c in cols if c.name != 'test_run_id' and c.name in required %}
       when not {{ sw_json_present('"_raw_' ~ c.name ~ '"') }} then 'missing required field "{{ c.name }}"'
       {%- endfor %}
       {%- for c in cols if (c.meta or {}).get('check') %}

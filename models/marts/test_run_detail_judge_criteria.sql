@@ -10,9 +10,13 @@ select
     res.threshold,
     res.score,
     res.passed,
-    coalesce(
-        try_cast(res.criteria as STRUCT(criterion VARCHAR, score DOUBLE, passed BOOLEAN, reasoning VARCHAR)[]),
-        []
+    -- a null item of the list is no criterion: left out (the report and `run` read each as one)
+    list_filter(
+        coalesce(
+            try_cast(res.criteria as STRUCT(criterion VARCHAR, score DOUBLE, passed BOOLEAN, reasoning VARCHAR)[]),
+            []
+        ),
+        c -> c is not null
     ) as criteria
 from {{ ref('test_results') }} as res
 semi join {{ ref('int_counted_executions') }} as e

@@ -94,6 +94,13 @@ def _fields(record: type) -> dict[str, tuple[str, bool, bool]]:
     return out
 
 
+def _required(column: dict[str, Any], table: str) -> bool:
+    """Whether the import rejects a line of ``table`` without ``column``
+    (``meta.required``, or ``meta.required_in`` naming the table: sw_read_source)."""
+    meta = column.get("meta") or {}
+    return bool(meta.get("required")) or meta.get("required_in") == table
+
+
 STREAM_SOURCES = {"test_run", "tool_calls"}
 """Sources that read the stream file test-run.jsonl (records: TestRunRecord, any event)."""
 
@@ -104,8 +111,7 @@ def test_every_output_source_has_a_record_type() -> None:
 
 @pytest.mark.parametrize("table", sorted(STREAM_SOURCES))
 def test_stream_sources_require_what_every_stream_line_carries(table: str) -> None:
-    required = {name for name, c in _columns()[table].items()
-                if (c.get("meta") or {}).get("required")}
+    required = {name for name, c in _columns()[table].items() if _required(c, table)}
     stream_required = {name for name, (_k, _n, written) in _fields(records.TestRunRecord).items()
                        if written}
     # `type` too: the parser reads any event (StreamEvent keys are all optional), the
@@ -128,7 +134,7 @@ def test_record_types_fit_the_source_types(table: str) -> None:
     for name, (kind, nullable, written) in _fields(RECORDS[table]).items():
         column = columns[name]
         assert column["data_type"] in ACCEPTS[kind], (name, kind, column["data_type"])
-        if (column.get("meta") or {}).get("required"):
+        if _required(column, table):
             # a field the import rejects a line without is one every writer writes, non-null
             assert written and not nullable, (table, name)
 

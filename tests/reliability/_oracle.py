@@ -106,7 +106,9 @@ def classify(kind: str, value_text: bytes, dir_run: str | None,
         return "bad", None
     _table, types, required, key = CONTRACT[kind]
     if kind == "test-run" and isinstance(value.get("type"), str) and value["type"] != "result":
-        return "ignored", None
+        # every stream line names its test execution: test_run checks test_case before
+        # it skips the events it does not keep (tool_calls reads them)
+        return ("ignored", None) if isinstance(value.get("test_case"), str) else ("bad", None)
     for name, json_type in types.items():
         present = value.get(name) is not None
         if name in required and not present:

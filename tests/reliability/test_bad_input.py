@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import forkrun
 import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
@@ -42,7 +43,7 @@ from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.sample import SampleSummary, generate_sample
 
-from ._harness import Project, failure_summary, without_dac_override
+from ._harness import CLI, Project, failure_summary, without_dac_override
 from ._oracle import CONTRACT, classify
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,6 +67,8 @@ BIG_OK_RUN = "20260421T000000"
 UNREADABLE_RUN = "20260409T000000"
 RENAMED_RUN = "20260410T000000"
 DUP_RUN = "20260411T000000"
+CONTRACT_RUN = "20260412T000000"
+CONTRACT_LOOP_RUN = "20260412T000100"
 HUGE = 260 * 2**20
 BIG = 30 * 2**20
 
@@ -440,6 +443,40 @@ def duplicate_input(inp: Input) -> None:
                  DUPLICATE.format("eval"))
 
 
+def contract_input(inp: Input) -> None:
+    """Lines that leave out a key of the data contract that the lake's keys need: a stream
+    event (not a result) without a string ``test_case`` (its tool calls were dropped
+    without a word: tool_calls keeps only events it can place), SCIL and ACIL iterations
+    without ``skill_file`` / ``agent_file`` (they failed the primary-key data test, and
+    every later build), and a judge whose criteria list holds a null (imported: the
+    view leaves the null out; `report` and `run` failed on it)."""
+    run, loop = CONTRACT_RUN, CONTRACT_LOOP_RUN
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a"}}
+    event = {"type": "assistant", "message": {"role": "assistant", "content": [use]},
+             "test_run_id": run, "test_case": "demo-c-ok", "eval": "demo", "test_name": "c-ok"}
+    missing = {k: v for k, v in event.items() if k != "test_case"}
+    inp.write(f"runs/{run}/test-run.jsonl", [
+        (None, line(event)),
+        ('missing required field "test_case"', line(missing)),
+        ('field "test_case" is not a string', line({**event, "test_case": 5})),
+        (None, line(result_event(run, "c-ok"))),
+    ])
+    inp.write(f"runs/{run}/test-results.jsonl", [
+        (None, line(judge_row(run, "c-ok", 0, criteria=[
+            {"criterion": "c", "score": 0.8, "passed": True, "reasoning": "ok"}, None]))),
+    ])
+    without_skill = {k: v for k, v in iteration(loop, 2).items() if k != "skill_file"}
+    inp.write(f"runs/{loop}/scil-iteration.jsonl", [
+        (None, line(iteration(loop, 1))),
+        ('missing required field "skill_file"', line(without_skill)),
+    ])
+    agent = {k: v for k, v in iteration(loop, 1).items() if k != "skill_file"}
+    inp.write(f"runs/{loop}/acil-iteration.jsonl", [
+        (None, line({**agent, "agent_file": "agents/demo.md"})),
+        ('missing required field "agent_file"', line({**agent, "iteration": 2})),
+    ])
+
+
 def huge_input(inp: Input) -> Path:
     """A 260 MiB line beside good lines, and a 30 MiB file_content in another run."""
     path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
@@ -622,7 +659,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
                              payload_kb=1)
     inp = Input(project.output_dir)
     for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input,
-                  duplicate_input):
+                  duplicate_input, contract_input):
         write(inp)
     bom_file = bom_input(inp)
     huge_file = huge_input(inp)
@@ -820,6 +857,29 @@ def test_a_key_named_twice_rejects_its_line(built: Built) -> None:
                       DUP_RUN) == [(1,)]
     assert built.rows("select count(*) from scil_summary where test_run_id = ?",
                       DUP_RUN) == [(0,)]
+
+
+def test_lines_without_the_contracts_keys_are_rejected(built: Built) -> None:
+    """9. A stream event without a string test_case, an SCIL or ACIL iteration without its
+    file are rejected with their reasons, and the rest of their runs is imported; a null
+    in a judge's criteria is left out of the view, and `run` and `report` show the run."""
+    built.check_build()
+    built.check_rejected(f"runs/{CONTRACT_RUN}/", f"runs/{CONTRACT_LOOP_RUN}/")
+    assert built.rows("select test_case, tool_name from tool_calls where test_run_id = ?",
+                      CONTRACT_RUN) == [("demo-c-ok", "Read")]
+    assert built.rows("select iteration from scil_iteration where test_run_id = ?",
+                      CONTRACT_LOOP_RUN) == [(1,)]
+    assert built.rows("select iteration, agent_file from acil_iteration where test_run_id = ?",
+                      CONTRACT_LOOP_RUN) == [(1, "agents/demo.md")]
+    assert built.rows(
+        "select len(criteria), criteria[1].criterion from test_run_detail_judge_criteria "
+        "where test_run_id = ?", CONTRACT_RUN) == [(1, "c")]
+    env = built.project.env()
+    for args in (["run", CONTRACT_RUN], ["report", "--runs", "30", "--out",
+                                         str(built.project.root / "contract.html")]):
+        proc = forkrun.run([str(CLI), *args], env=env, cwd=built.project.root,
+                           capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (args, proc.stderr[-2000:])
 
 
 # --------------------------------------------------------------------------- property test
