@@ -1,7 +1,8 @@
 """CPU seconds of reading one JSONL file line by line: the import's reader
 (``skillwalker_py.pipeline.lines.read_file``: every line, counted and hashed) and the
 package's reader
-(``skillwalker_py.jsonl.read_jsonl``), both on the same file.
+(``skillwalker_py.jsonl.read_jsonl``), both on the same file; and of writing its
+records again with the package's writer (``skillwalker_py.jsonl.append_jsonl``).
 
 The file: ``--lines`` test-results lines of about 400 bytes (a run folder's
 ``test-results.jsonl``), with one bad line in every 10,000 (invalid JSON, invalid
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skillwalker_py.jsonl import read_jsonl
+from skillwalker_py.jsonl import append_jsonl, read_jsonl
 from skillwalker_py.pipeline import lines
 
 RUN = "20260316T153306"
@@ -77,10 +78,18 @@ def main() -> None:
         def package_reader() -> None:
             assert len(read_jsonl(path).errors) == bad
 
+        records = read_jsonl(path).records
+        written = Path(tmp) / "written.jsonl"
+
+        def package_writer() -> None:
+            written.unlink(missing_ok=True)
+            append_jsonl(written, records)
+
         print(f"{args.lines:,} lines, {size / 2**20:.1f} MiB, {bad} bad; "
               f"CPU seconds, median of {args.repeat} (min-max)")
         for name, fn in (("import (read_file)", import_reader),
-                         ("package (read_jsonl)", package_reader)):
+                         ("package (read_jsonl)", package_reader),
+                         ("package (append_jsonl)", package_writer)):
             times = cpu_seconds(fn, args.repeat)
             print(f"  {name:22} {statistics.median(times):.3f}  "
                   f"({min(times):.3f}-{max(times):.3f})")
