@@ -4,8 +4,8 @@ Each function returns one Bokeh figure, or None when there is nothing to draw.
 A rate is never drawn bare where the views give its 95 % Wilson interval: the
 interval is a renderer named ``interval`` (error bars or a band) beside it.
 User strings (eval names, file names, test names) only ever reach Bokeh as
-data: axis labels, legend labels and hover fields, which BokehJS renders as
-text, never as HTML.
+data: axis labels, legend labels, hover fields and titles (as ``PlainText``,
+never TeX), which BokehJS renders as text, never as HTML.
 
 Axes start at zero: a rate runs over 0-100 %, money, tokens and durations from 0
 (a change of $1.69 to $1.72 does not fill the plot). A chart with several series
@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any, cast
 
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
+from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, PlainText, Range1d
 from bokeh.models.annotations.labels import Title
 from bokeh.models.annotations.legends import Legend, LegendItem
 from bokeh.palettes import Category10_10
@@ -87,7 +87,10 @@ def _base(
     fig = figure(**options)
     fig.toolbar.logo = None
     fig.toolbar.autohide = True
-    cast(Title, fig.title).text_font_size = "13px"
+    heading = cast(Title, fig.title)
+    # plain text: BokehJS reads a string with $$...$$ (a file name may hold it) as TeX
+    heading.text = PlainText(text=title)
+    heading.text_font_size = "13px"
     return fig
 
 

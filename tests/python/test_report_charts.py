@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bokeh.models import HBar, Range1d, Scatter, Text
+from bokeh.models import HBar, PlainText, Range1d, Scatter, Text
+from bokeh.models.annotations.labels import Title
 from bokeh.models.annotations.legends import Legend
 from bokeh.models.renderers import GlyphRenderer
 from bokeh.plotting import figure
@@ -141,3 +142,18 @@ def test_equal_series_keep_their_own_marker_dash_and_legend_entry() -> None:
         assert [item.label["value"] for item in items] == ["a", "b", "c"]
         for item in items:
             assert {type(r.glyph).__name__ for r in item.renderers} >= {"Line", "Scatter"}
+
+
+def test_a_title_is_plain_text_never_tex() -> None:
+    """A loop chart's title holds the skill file's name; BokehJS read `$$...$$` in a title
+    string as TeX, and the title showed a bare `\\text{...` instead of the run and file."""
+    title = "SCIL 20260303T101400: skills/$$code-review$$/SKILL.md"
+    fig = charts.loop_chart(title, [{
+        "iteration": 1, "train_accuracy": 0.5, "train_accuracy_low": 0.1,
+        "train_accuracy_high": 0.9, "test_accuracy": None, "test_accuracy_low": None,
+        "test_accuracy_high": None, "phase": "explore", "accuracy_gap": None,
+        "is_best_by_test": False, "is_best_by_train": True}])
+    assert fig is not None
+    assert isinstance(fig.title, Title)
+    text = fig.title.text
+    assert isinstance(text, PlainText) and text.text == title
