@@ -695,6 +695,19 @@ def test_report_out_takes_a_folder(cli: Cli, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "existing", "new", "reports"]
 
 
+def test_every_link_of_a_report_has_its_section(cli: Cli, tmp_path: Path) -> None:
+    """`report --runs 1` shows the latest run only: the comparison's base run and the flaky
+    table's tests and last runs linked to sections the page does not have (the link did
+    nothing); a run or test without a section is shown as text."""
+    cli("report", "--runs", "1", "--out", "one.html", cwd=tmp_path)
+    page = (tmp_path / "one.html").read_text(encoding="utf-8")
+    targets = set(re.findall(r'href="#([^"]+)"', page))
+    ids = set(re.findall(r'id="([^"]+)"', page))
+    assert targets and targets <= ids, sorted(targets - ids)
+    previous = cli.json("compare", "latest")["summary"][0]["base_run_id"]
+    assert f"<td>{previous}</td>" in page  # the base run, as text
+
+
 def test_a_report_replaces_only_an_earlier_report(cli: Cli, tmp_path: Path) -> None:
     """`report --out` replaced whatever it named: the lake's own catalog (the lake was lost),
     /dev/full (the device became a file). It replaces an earlier report or an empty file;
