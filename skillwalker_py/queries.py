@@ -148,7 +148,11 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
             "select * from test_run_detail_tests where test_run_id = ? order by eval, test_name",
             run_id,
         )
-        if not summary:
+        # a run whose every execution had an infrastructure error has no counted test
+        # (test_run_detail_tests): it is there, with empty details
+        if not summary and not con.execute(
+            "select 1 from test_run_summaries where test_run_id = ? limit 1", [run_id]
+        ).fetchone():
             raise NotFoundError(f"Test run not found: {run_id}")
         expectations = _rows(
             con,

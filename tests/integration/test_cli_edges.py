@@ -5,6 +5,7 @@ written, and option values that are not what they look like. One small lake, bui
 ``R1``  eval ``a``: test ``t`` passes and costs $0.00.
 ``R2``  eval ``a``: test ``t`` passes and costs $2.00 (a rise from nothing).
 ``R3``  eval ``b``: test ``u`` fails (no eval in common with ``R1`` or ``R2``).
+``R4``  eval ``c``: test ``v`` has an infrastructure error, the run's only execution.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .conftest import DbtProject
 from .test_analytics import Output
 from .test_cli import CLI, Cli
 
-R1, R2, R3 = "20260401T090000", "20260402T090000", "20260403T090000"
+R1, R2, R3, R4 = "20260401T090000", "20260402T090000", "20260403T090000", "20260404T090000"
 COST_GATE = ("skillwalker-data: compare failed: a: cost rose from $0.0000 to $2.0000 (a rise "
              "of at most 20% allowed)\n")
 
@@ -32,11 +33,22 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
     out.execution(R1, "a", "t", "pass", cost=0.0)
     out.execution(R2, "a", "t", "pass", cost=2.0)
     out.execution(R3, "b", "u", "fail")
+    out.execution(R4, "c", "v", "infra")
     for kind, records in out.files.items():
         project.write_jsonl(f"{kind}.jsonl", records)
     cli = Cli(project)
     cli("build")
     yield cli
+
+
+def test_a_run_of_infrastructure_errors_only_is_found(cli: Cli) -> None:
+    """`run` said "Test run not found" of a run that `summaries` lists: its only execution
+    had an infrastructure error, so it has no counted test to detail."""
+    assert [(r["test_run_id"], r["infrastructure_errors"]) for r in cli.json("summaries")
+            if r["eval"] == "c"] == [(R4, 1)]
+    details = cli.json("run", R4)
+    assert (details["tests"], details["expectations"]) == ([], [])
+    cli("run", "20260405T090000", code=2)  # a run the lake does not have
 
 
 def test_a_cost_that_rises_from_nothing_fails_the_gate(cli: Cli) -> None:
