@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -295,6 +296,10 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     assert "report: reading judge criteria of 6 runs" in report.stderr
     assert f"wrote {report.path} (" in report.stdout
     assert "6 of 6 test runs" in report.stdout
+    # the SCIL loop's train - test gap in points, as its chart's hover shows it (was +0.5)
+    gaps = re.findall("Largest train \u2212 test gap ([^,]+), final gap ([^.]+)\\.",
+                      report.path.read_text(encoding="utf-8"))
+    assert gaps and all(re.fullmatch(r"[+-]\d+%", g) for pair in gaps for g in pair), gaps
     seen = Page()
     page = _open(browser, report.path, seen)
     charts = _wait_for_charts(page)
