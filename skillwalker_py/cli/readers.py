@@ -419,6 +419,9 @@ BUILD_COLUMNS = [
 
 
 def cmd_builds(args: argparse.Namespace) -> int:
+    if args.as_of is not None:  # it was read, and every build listed all the same
+        raise UsageError("builds lists every build the lake has (--as-of names one of "
+                         "them for the other read commands)")
     emit(builds(read_lake(args)), args, BUILD_COLUMNS)
     return 0
 

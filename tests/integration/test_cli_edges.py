@@ -108,6 +108,9 @@ def test_output_that_cannot_be_written_is_one_line(cli: Cli) -> None:
      "'a\\xff' is not valid UTF-8 (\\xNN: a byte that is not) (see --help)"),
     (["flaky", "--eval", "\udcff"], "skillwalker-data flaky: error: argument --eval: "
      "'\\xff' is not valid UTF-8 (\\xNN: a byte that is not) (see --help)"),
+    # read, and every build listed all the same
+    (["builds", "--as-of", "previous"], "skillwalker-data: error: builds lists every build "
+     "the lake has (--as-of names one of them for the other read commands)"),
 ])
 def test_option_values_that_are_not_what_they_look_like(
         cli: Cli, args: list[str], message: str) -> None:
