@@ -270,6 +270,9 @@ _DENIED = re.compile(
 _READ_ONLY_FS = re.compile(
     r"(?:" + _QUOTED_PATH.format("path") + r".{0,3}?)?Read-only file system(?:: "
     + _QUOTED_PATH.format("after") + ")?")
+_DATA_FILE_GONE = re.compile(
+    r'Cannot open file "(?P<path>[^"]+\.parquet)": No such file or directory')
+"""A data file the lake's catalog lists is gone (deleted by hand, a restore that missed it)."""
 _CATALOG_DENIED = re.compile(
     r"permission denied for (?:table|schema|database|relation|sequence|function) (\S+)")
 _TEMP_FULL = re.compile(r"max_temp_directory_size|failed to offload|temp(?:orary)? directory",
@@ -320,6 +323,9 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
     >>> failure_cause('IO Error: Cannot open file "/l/a.parquet": Permission denied')
     ... # doctest: +ELLIPSIS
     'permission denied on /l/a.parquet: fix its permission (the build writes the lake folder ...)'
+    >>> failure_cause('IO Error: Cannot open file "/l/data/a.parquet": No such file or directory')
+    ... # doctest: +ELLIPSIS
+    'a data file of the lake is missing (/l/data/a.parquet): `skillwalker-data check` names ...'
     >>> failure_cause("ERROR:  permission denied for table ducklake_snapshot")
     ... # doctest: +ELLIPSIS
     'the catalog role may not write the lake (...): build with a role that may (docs/...)'
@@ -358,6 +364,11 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
         where = _path(found) or "a file the build writes"
         return (f"{where} is on a read-only file system: build where the lake folder is "
                 "writable")
+    found = _DATA_FILE_GONE.search(text)
+    if found is not None:
+        return (f"a data file of the lake is missing ({found.group('path')}): "
+                "`skillwalker-data check` names its table, `skillwalker-data rebuild` "
+                "rebuilds it")
     found = _DENIED.search(text)
     if found is not None:
         where = _path(found) or "a file the build needs"

@@ -43,7 +43,7 @@ import duckdb
 from skillwalker_py.cli import build, readers, report
 from skillwalker_py.cli.common import UsageError, project_dir
 from skillwalker_py.cli.output import FORMATS, format_rows, stdout_closed
-from skillwalker_py.errors import SkillwalkerError, redact
+from skillwalker_py.errors import SkillwalkerError, failure_cause, redact
 
 __all__ = ["COMMAND_MODULES", "build_parser", "format_rows", "main", "project_dir"]
 
@@ -130,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except duckdb.Error as exc:
         first = redact(str(exc).splitlines()[0])
-        print(f"skillwalker-data: error: query failed: {first}", file=sys.stderr)
+        cause = failure_cause(str(exc))  # e.g. a data file of the lake is missing: what to do
+        print(f"skillwalker-data: error: {redact(cause) if cause else 'query failed: ' + first}",
+              file=sys.stderr)
         return 3
     except BrokenPipeError:  # the reader stopped reading (`| head`): not a failure
         stdout_closed()

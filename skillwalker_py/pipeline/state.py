@@ -166,6 +166,8 @@ def lake_state(
             ).fetchone()
         except duckdb.BinderException:  # a lake last built before views_fingerprint
             return nothing
+        except duckdb.IOException:  # its data file is damaged (rebuild drops it first)
+            return nothing
         if last is None:
             return nothing
         fingerprint = project.project_fingerprint(project_dir, dbt_vars)
@@ -197,6 +199,11 @@ def runs_in_lake(config: LakeConfig) -> set[str]:
             "select distinct unnest(runs) from sw_import_log").fetchall()}
     finally:
         con.close()
+
+
+LOG_DAMAGED = "maybe: the import log cannot be read"
+"""The reason of every run's rows when the import log is damaged: what its files give
+back is not known (``skillwalker-data rebuild`` rebuilds the log too)."""
 
 
 @dataclass(frozen=True)
@@ -290,8 +297,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
                 ).fetchall())
             except duckdb.Error:  # a data file is missing or damaged
                 counts[table] = None
-        sources = con.execute(
-            f"""
+        sql = f"""
             with log as (
                 select source_table, file, size, mtime_ns, build_id, imported_at,
                        unnest(runs) as run
@@ -312,9 +318,19 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
                    inode, ctime_ns, content_hash
             from log join last using (source_table, run, build_id)
             left join latest using (source_table, file)
-            """, [wanted, wanted]).fetchall() if "sw_import_log" in present else []
+            """
+        sources: list[Any] | None = []
+        try:
+            if "sw_import_log" in present:
+                sources = con.execute(sql, [wanted, wanted]).fetchall()
+        except duckdb.Error:  # the import log's data file is damaged: it tells nothing
+            sources = None
     finally:
         con.close()
+    if sources is None:
+        return sorted((RunLoss(run, table, rows, LOG_DAMAGED)
+                       for table, by_run in counts.items() for run, rows in (by_run or {}).items()),
+                      key=lambda loss: (loss.run, loss.table))
     files: dict[tuple[str, str], list[_Logged]] = {}
     for table, run, *logged in sources:
         files.setdefault((table, run), []).append(_Logged(*logged))

@@ -309,3 +309,30 @@ def test_check_names_lost_and_truncated_data_files_and_rebuild_recovers(sample: 
         f"select test_run_id, count(*) from {t} group by 1")}
     gone = {(t, THIRD) for t in ("test_results", "test_run")}
     assert after == {k: n for k, n in before.items() if k not in gone}
+
+
+@pytest.mark.parametrize("table", ["sw_import_log", "sw_builds"])
+def test_a_lost_bookkeeping_file_is_named_and_rebuild_recovers(sample: Sample, table: str) -> None:
+    """The data file of the import log or of the list of builds deleted: every command said
+    "query failed: IO Error", `rebuild TABLE` too (what `check` tells to run), and the lake
+    stayed blocked. A build and a reader now name the missing file and the way out; `rebuild`
+    rebuilds the table empty and every run stays as it was."""
+    project = sample.restore()
+    before = {(t, r): n for t in STORAGE for (r, n) in project.query(
+        f"select test_run_id, count(*) from {t} group by 1")}
+    lost, _size = _data_file(project, table)
+    lost.unlink()
+    way_out = (f"a data file of the lake is missing ({lost}): `skillwalker-data check` names "
+               "its table, `skillwalker-data rebuild` rebuilds it")
+    failed = cli(project, "build", code=1 if table == "sw_builds" else 3)
+    assert failed.stderr.splitlines()[-1].endswith(way_out), failed.stderr
+    if table == "sw_import_log":  # reconcile reads it
+        assert cli(project, "reconcile", code=3).stderr == f"skillwalker-data: error: {way_out}\n"
+    assert f"{table}: {lost}: missing" in cli(project, "check", code=1).stdout
+    rebuilt = cli(project, "rebuild", table, "--yes")
+    assert f"{table} is rebuilt empty" in rebuilt.stdout
+    assert "the last finished build (snapshot" in cli(project, "check").stdout
+    after = {(t, r): n for t in STORAGE for (r, n) in project.query(
+        f"select test_run_id, count(*) from {t} group by 1")}
+    assert after == before
+    assert "nothing new to import" in cli(project, "build").stdout
