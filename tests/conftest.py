@@ -47,6 +47,7 @@ LONGEST_FIRST = (
     "integration/test_readme_tour.py",
     "integration/test_views.py",
     "integration/test_verdicts.py",
+    "integration/test_cli_edges.py",
     "integration/test_compare_across_builds.py",
     "integration/test_view_memory.py",
     "integration/test_queries.py",

@@ -311,26 +311,33 @@ def test_check_names_lost_and_truncated_data_files_and_rebuild_recovers(sample: 
     assert after == {k: n for k, n in before.items() if k not in gone}
 
 
-@pytest.mark.parametrize("table", ["sw_import_log", "sw_builds"])
-def test_a_lost_bookkeeping_file_is_named_and_rebuild_recovers(sample: Sample, table: str) -> None:
-    """The data file of the import log or of the list of builds deleted: every command said
-    "query failed: IO Error", `rebuild TABLE` too (what `check` tells to run), and the lake
-    stayed blocked. A build and a reader now name the missing file and the way out; `rebuild`
-    rebuilds the table empty and every run stays as it was."""
+def test_lost_bookkeeping_files_are_named_and_rebuild_recovers(sample: Sample) -> None:
+    """The data files of the import log and of the list of builds deleted: every command said
+    "query failed: IO Error", `rebuild sw_import_log sw_builds` too (what `check` tells to
+    run), and the lake stayed blocked. A build and a reader now name a missing file and the
+    way out; `rebuild` rebuilds both tables empty and every run stays as it was."""
     project = sample.restore()
     before = {(t, r): n for t in STORAGE for (r, n) in project.query(
         f"select test_run_id, count(*) from {t} group by 1")}
-    lost, _size = _data_file(project, table)
-    lost.unlink()
-    way_out = (f"a data file of the lake is missing ({lost}): `skillwalker-data check` names "
+    log, _size = _data_file(project, "sw_import_log")
+    listed, _size = _data_file(project, "sw_builds")
+    listed.unlink()
+    # sw_builds alone: the build reads it in its first step (the undo of unfinished builds)
+    failed = cli(project, "build", code=1)
+    assert failed.stderr.splitlines()[-1].endswith(
+        f"a data file of the lake is missing ({listed}): `skillwalker-data check` names its "
+        "table, `skillwalker-data rebuild` rebuilds it"), failed.stderr
+    log.unlink()
+    # and the import log, which reconcile reads (and a build's plan, before dbt starts)
+    way_out = (f"a data file of the lake is missing ({log}): `skillwalker-data check` names "
                "its table, `skillwalker-data rebuild` rebuilds it")
-    failed = cli(project, "build", code=1 if table == "sw_builds" else 3)
-    assert failed.stderr.splitlines()[-1].endswith(way_out), failed.stderr
-    if table == "sw_import_log":  # reconcile reads it
-        assert cli(project, "reconcile", code=3).stderr == f"skillwalker-data: error: {way_out}\n"
-    assert f"{table}: {lost}: missing" in cli(project, "check", code=1).stdout
-    rebuilt = cli(project, "rebuild", table, "--yes")
-    assert f"{table} is rebuilt empty" in rebuilt.stdout
+    assert cli(project, "reconcile", code=3).stderr == f"skillwalker-data: error: {way_out}\n"
+    checked = cli(project, "check", code=1).stdout
+    assert f"sw_builds: {listed}: missing" in checked
+    assert f"sw_import_log: {log}: missing" in checked
+    rebuilt = cli(project, "rebuild", "sw_import_log", "sw_builds", "--yes")
+    assert "sw_import_log is rebuilt empty" in rebuilt.stdout
+    assert "sw_builds is rebuilt empty" in rebuilt.stdout
     assert "the last finished build (snapshot" in cli(project, "check").stdout
     after = {(t, r): n for t in STORAGE for (r, n) in project.query(
         f"select test_run_id, count(*) from {t} group by 1")}
