@@ -296,16 +296,16 @@ def _serialize(record: Mapping[str, Any]) -> bytes:
     except (ValueError, TypeError, RecursionError) as exc:
         field, reason = _find_problem(record, exc)
         raise JsonlRecordError(_short(field), reason) from None
-    if nested_too_deep(record, text):
-        field, reason = _find_problem(record, ValueError("too deep"))
-        raise JsonlRecordError(_short(field), reason)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: write its escape instead
         text = _SURROGATE_RE.sub(_escape_surrogate, text)
         data = text.encode("utf-8")
-    if parse_text(text).reason is not None:  # two keys that read back as one
-        field, reason = _find_problem(record, ValueError("a key twice"))
+    # read back by the reader's rule set (nested too deep, two keys that read as one):
+    # what it refuses is not written, and the walk names the field
+    refused = parse_text(text).reason
+    if refused is not None:
+        field, reason = _find_problem(record, ValueError(refused))
         raise JsonlRecordError(_short(field), reason)
     return data + b"\n"
 
