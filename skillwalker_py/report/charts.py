@@ -30,6 +30,7 @@ from bokeh.plotting import figure
 __all__ = [
     "loop_chart",
     "pass_rate_chart",
+    "points",
     "run_metric_chart",
     "trigger_chart",
 ]
@@ -92,6 +93,12 @@ def _base(
     heading.text = PlainText(text=title)
     heading.text_font_size = "13px"
     return fig
+
+
+def points(value: float | None) -> str:
+    """A difference of two rates in percentage points, as the report shows a train - test
+    gap in its loop charts' hover and its text: ``+50%`` for 0.5; empty when NULL."""
+    return "" if value is None else f"{value:+.0%}"
 
 
 def _interval(row: Row, column: str) -> str:
@@ -304,8 +311,7 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
             "train": [float("nan") if v is None else v for v in train],
             "test": [float("nan") if v is None else v for v in test],
             "phase": [r["phase"] or "" for r in iterations],
-            "gap": ["n/a" if r["accuracy_gap"] is None else f"{r['accuracy_gap']:+.0%}"
-                    for r in iterations],
+            "gap": [points(r["accuracy_gap"]) or "n/a" for r in iterations],
             "train_interval": [_interval(r, "train_accuracy") for r in iterations],
             "test_interval": [_interval(r, "test_accuracy") for r in iterations],
         }

@@ -76,12 +76,6 @@ def _signed(value: Any, digits: int = 4) -> str:
     return f"{value:+.{digits}g}" if isinstance(value, float) else f"{value:+,}"
 
 
-def _points(value: Any) -> str:
-    """A difference of two rates in percentage points, as the loop chart's hover shows it:
-    ``+50%`` (a train - test gap of 0.5)."""
-    return "" if value is None else f"{value:+.0%}"
-
-
 def _duration(ms: Any) -> str:
     return "" if ms is None else f"{ms / 1000:,.1f} s"
 
@@ -100,7 +94,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(
         clip=_clip, num=_num, pct=_pct, signed=_signed, duration=_duration, size=_size, rate=_rate,
-        points=_points,
+        points=charts.points,
     )
     env.globals["test_anchor"] = test_anchor
     return env
