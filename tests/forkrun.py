@@ -64,9 +64,53 @@ def trace(argv: Sequence[Any], cpu_s: float, how: str) -> None:
             fh.write(json.dumps(record) + "\n")
 
 
+WITHOUT_DAC = ("--bounding-set", "-dac_override,-dac_read_search", "--")
+"""``setpriv``'s arguments before a command that runs without the capabilities that let
+root read any file (``reliability._harness.without_dac_override``): the server's child
+drops them itself (:func:`_drop_dac`), as ``setpriv`` before its ``exec``."""
+
+
+def _unprefixed(argv: Sequence[Any]) -> tuple[list[str], bool]:
+    """``argv`` without a ``setpriv`` prefix of :data:`WITHOUT_DAC`, and whether it had one."""
+    words = [str(a) for a in argv]
+    if len(words) > 4 and Path(words[0]).name == "setpriv" and tuple(words[1:4]) == WITHOUT_DAC:
+        return words[4:], True
+    return words, False
+
+
 def _forkable(argv: Sequence[Any]) -> bool:
-    first = Path(str(argv[0])) if argv else Path()
+    words, _ = _unprefixed(argv)
+    first = Path(words[0]) if words else Path()
     return ENABLED and first.parent == BIN and first.name in SCRIPTS
+
+
+def _drop_dac() -> None:
+    """Drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (1 and 2) from this process's bounding,
+    effective, permitted and inheritable sets: what ``setpriv --bounding-set
+    -dac_override,-dac_read_search`` leaves a command it starts as root (capget and
+    capset with version 3 headers, as libcap calls them)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data, keep = Header(0x20080522, 0), (Data * 2)(), ~0b110 & 0xFFFFFFFF
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
 
 
 # ----------------------------------------------------------------------------- the server
@@ -90,6 +134,8 @@ def _child(request: dict[str, Any], fds: list[int], entries: Mapping[str, Any]) 
             os.dup2(fd, target)
         for fd in set(fds) - {0, 1, 2}:
             os.close(fd)
+        if request["drop_dac"]:
+            _drop_dac()
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -246,13 +292,15 @@ class Popen:
         if not close_fds:
             raise ValueError("forkrun.Popen: close_fds=False is not supported")
         self.args = [str(a) for a in argv]
+        command, drop_dac = _unprefixed(self.args)
         self.returncode: int | None = None
         opened: list[int] = []
         in_fd, self._in = _fd(stdin, 0, opened)
         out_fd, self._out = _fd(stdout, 1, opened)
         err_fd, self._err = (out_fd, None) if stderr == STDOUT else _fd(stderr, 2, opened)
-        request = {"argv": self.args, "env": dict(os.environ if env is None else env),
-                   "cwd": str(cwd or os.getcwd()), "session": start_new_session}
+        request = {"argv": command, "env": dict(os.environ if env is None else env),
+                   "cwd": str(cwd or os.getcwd()), "session": start_new_session,
+                   "drop_dac": drop_dac}
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._conn.connect(_server())

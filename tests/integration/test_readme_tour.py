@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import forkrun
 import pytest
 
 from skillwalker_py import lake
@@ -105,10 +105,10 @@ def tour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Step], st
     del env["SKILLWALKER_OUTPUT_DIR"], env["SKILLWALKER_LAKE_DIR"]  # a fresh clone's defaults
 
     def run(argv: list[str]) -> str:
-        proc = subprocess.run([str(BIN / argv[0]), *argv[1:]], env=env, cwd=root,
-                              capture_output=True, text=True, timeout=900)  # fmt: skip
+        proc = forkrun.run([str(BIN / argv[0]), *argv[1:]], env=env, cwd=root,
+                           capture_output=True, text=True, timeout=900)  # fmt: skip
         assert proc.returncode == 0, (argv, proc.stdout[-3000:], proc.stderr[-3000:])
-        return proc.stdout
+        return str(proc.stdout)
 
     summaries = ""
     for argv in demo_commands((REPO / "Makefile").read_text(encoding="utf-8")):

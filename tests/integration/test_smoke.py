@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import forkrun
 import pytest
 
 from skillwalker_py import lake, queries
@@ -47,7 +48,7 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Plain:
     vars_ = f"{{output_dir: '{os.path.relpath(project.output_dir, REPO)}'}}"
     cmd = project.dbt_command("build", "--vars", vars_)
     cmd[cmd.index("--project-dir") + 1] = os.path.relpath(REPO, cwd)
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    proc = forkrun.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
     return Plain(project, summary, cwd, proc)
 
 

@@ -124,7 +124,7 @@ def without_dac_override() -> list[str]:
         import pytest
 
         pytest.skip("running as root without setpriv: a file cannot be made unreadable")
-    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    return [setpriv, *forkrun.WITHOUT_DAC]  # forkrun drops them in its child
 
 
 DEFAULT_THREADS = {"SKILLWALKER_THREADS": ""}
