@@ -10,7 +10,9 @@ folder and standard streams it is given, the console script's entry function
 (``sys.exit(main())``), its exit status or the signal that killed it. What it does not
 repeat is the interpreter's start and the imports: each test process has one server
 (:func:`_serve`, started at the first call) that imports dbt, dbt-duckdb and the command
-once, then forks a child per request and reports how the child ended.
+once, parses the project once to compile its macros (:func:`_warm_templates`), then
+forks a child per request and reports how the child ended. A child run under ``setpriv``
+with :data:`WITHOUT_DAC` is forked too, and drops those capabilities itself.
 
 Any other program runs with ``subprocess``; so does everything with
 ``SKILLWALKER_TESTS_FORK=0`` (the tests then start every process with ``exec``, as a
@@ -168,6 +170,46 @@ def _child(request: dict[str, Any], fds: list[int], entries: Mapping[str, Any]) 
     os._exit(code or 0)
 
 
+def _warm_templates() -> None:
+    """Compile the project's macros once, in the server, before it forks: dbt keeps the
+    compiled Jinja template of each macro text for the life of a process
+    (``dbt_common.clients.jinja.template_cache``), so a child then starts with them, as a
+    second build in one process does, and does not compile again the macros each build
+    calls (a build forked so: bench/README.md, "The test suite's time"). A ``dbt parse`` of
+    the checkout into a scratch folder gives the macros; the lake and output folders it
+    could name are scratch ones too; its connections, if any, are closed before a fork."""
+    import io
+
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    from dbt.cli.main import dbtRunner
+    from dbt.contracts.graph.manifest import Manifest
+    from dbt_common.clients.jinja import template_cache
+
+    repo = str(Path(__file__).resolve().parents[1])
+    scratch = tempfile.mkdtemp(prefix="skillwalker-fork-warm-")
+    saved = dict(os.environ)
+    os.environ.update({"DBT_TARGET_PATH": f"{scratch}/target", "DBT_LOG_PATH": f"{scratch}/logs",
+                       "SKILLWALKER_LAKE_DIR": f"{scratch}/lake",
+                       "SKILLWALKER_OUTPUT_DIR": f"{scratch}/output"})
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            result = dbtRunner().invoke(["parse", "--project-dir", repo, "--profiles-dir", repo,
+                                         "--log-level", "none", "--no-static-parser"])
+        manifest = result.result if isinstance(result.result, Manifest) else None
+        for macro in manifest.macros.values() if manifest is not None else ():
+            with contextlib.suppress(Exception):  # a macro that compiles only in a build
+                template_cache.get_node_template(macro)
+    finally:
+        DuckDBConnectionManager.close_all_connections()  # type: ignore[no-untyped-call]
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(scratch, ignore_errors=True)
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the children's collections need not walk the server's objects
+
+
 def _serve(path: str) -> None:
     """Import what the scripts import, then fork a child per request on the socket ``path``
     and send back its pid, then how it ended (``subprocess``'s returncode); stop when the
@@ -176,6 +218,7 @@ def _serve(path: str) -> None:
 
     for name in _PRELOAD:
         importlib.import_module(name)
+    _warm_templates()
     entries = {script: _entry(script) for script in SCRIPTS}
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
