@@ -145,8 +145,8 @@ def lake_state(
       commits to undo), that build's data tests all passed on the same fingerprint, and
       no table has a file to read (:func:`~skillwalker_py.pipeline.plan.plan`,
       which also sees runs newly listed in ``.re-evaluated-runs.json``). With
-      ``check_inputs=False`` (a caller that runs dbt anyway) the tables are not asked
-      (a query each) and ``up_to_date`` is False;
+      ``check_inputs=False`` (a caller that runs dbt anyway) no table is planned
+      and ``up_to_date`` is False;
     * ``nothing_to_read``: under the same conditions, the tables that have no file to read.
     """
     nothing = LakeState(up_to_date=False, views_current=False)
@@ -176,7 +176,13 @@ def lake_state(
             return LakeState(up_to_date=False, views_current=views_current)
         sources = storage_sources(project_dir)
         out = str(output_dir).rstrip("/")
-        plans = {(out, t): (finished, plan.plan(con, t, meta, out))
+        # every table's plan reads the import log twice and the rejected lines once: from
+        # copies in memory, each read of the lake once (bench/README.md, "The import step")
+        con.execute(f"create or replace temp table _sw_log as select * from {plan.IMPORT_LOG}")
+        con.execute(f"create or replace temp table _sw_rejects as "
+                    f"select * from {plan.REJECTED_LINES}")
+        plans = {(out, t): (finished, plan.plan(con, t, meta, out, log="temp.main._sw_log",
+                                                 rejects="temp.main._sw_rejects"))
                  for t, meta in sources.items()}
         # no file to read, to log again, or whose rejected lines go
         idle = frozenset(t for (_, t), (_, rows) in plans.items()
