@@ -136,9 +136,9 @@ def _child(request: dict[str, Any], fds: list[int], entries: Mapping[str, Any]) 
             os.dup2(fd, target)
         for fd in set(fds) - {0, 1, 2}:
             os.close(fd)
+        os.chdir(request["cwd"])  # as subprocess does before it starts setpriv
         if request["drop_dac"]:
             _drop_dac()
-        os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = list(request["argv"])
