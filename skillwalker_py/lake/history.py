@@ -118,8 +118,9 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     if not listed:
         require_lake(config)
     readable = [b for b in listed if b["snapshot_id"] is not None]
+    snapshot = build.isascii() and build.isdigit()  # ASCII digits: '²' or '٤٥' are none
     by_snapshot = (next((b for b in readable if b["snapshot_id"] == int(build)), None)
-                   if build.isascii() and build.isdigit() else None)
+                   if snapshot else None)
     if build == "latest":
         if not readable:
             raise LakeError("the lake has no latest build (0 readable builds)")
@@ -137,7 +138,7 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     else:
         matches = [b for b in listed if str(b["build_id"]).startswith(build)]
         if len(matches) != 1:
-            if not matches and build.isascii() and build.isdigit():
+            if not matches and snapshot:
                 raise LakeError(f"no finished build has snapshot {build}, nor an id starting "
                                 f"{build!r}: `skillwalker-data builds`")
             what = "no build" if not matches else f"{len(matches)} builds"
