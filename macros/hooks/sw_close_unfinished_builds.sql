@@ -77,7 +77,7 @@
         ~ " where t.end_snapshot is null and s.end_snapshot is null"
         ~ " and s.schema_name = " ~ sw_sql_string(target.schema) ~ " order by 1") -%}
     {%- if plan.rows | length > 0 -%}
-    {%- if sw_call('sw_invocation', {})['retry'] -%}
+    {%- if run_query("select sw_dbt_retry()").columns[0].values()[0] -%}
       {{ exceptions.raise_compiler_error(
           "dbt retry cannot finish this build: the lake has commits of a build that did not finish "
           ~ "(snapshots after " ~ (finished if finished is not none else "the lake's creation") ~ "), which a build "

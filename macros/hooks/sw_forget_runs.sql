@@ -11,7 +11,7 @@
     `skillwalker-data forget` requires them gone (or deletes them). Not a dbt
     var: a change of vars makes dbt parse the whole project again.
   -#}
-  {%- set runs = sw_call('sw_forget_run_ids', {}) -%}
+  {%- set runs = run_query("select unnest(sw_forget_run_ids())").columns[0].values() -%}
   {%- if runs | length > 0 -%}
     {%- set tables = run_query(
         "select t.table_name from duckdb_tables() as t join duckdb_columns() as c"

@@ -40,7 +40,7 @@
         rebuild_tables: a dropped table may be built again with fewer rows), or built the views
         from another project or vars. A build that changed nothing reads as the build
         before it: `--as-of previous` passes over it (skillwalker_py.lake.at_build) -#}
-    {%- set forgotten = sw_call('sw_forget_run_ids', {}) -%}
+    {%- set forgotten = run_query("select unnest(sw_forget_run_ids())").columns[0].values() -%}
     {%- set rebuilt = (var('rebuild_storage', false) | as_bool) or (var('rebuild_tables', []) | length > 0) -%}
     {%- set storage_changed = 'true' if (forgotten | length > 0) or rebuilt else 'false' -%}
     {%- if not failed_nodes -%}
@@ -48,7 +48,7 @@
       {#- readers take no lock: they read a pinned snapshot with consistent catalog reads
           (skillwalker_py.lake.CONSISTENT_CATALOG_READS), which the maintenance never
           changes; a team's lake: the build must still hold its build lock -#}
-      {%- do sw_call('sw_check_build_lock', {}) -%}
+      {%- do run_query("select sw_check_build_lock()") -%}
       {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
       {%- set info = {'build_id': invocation_id} -%}

@@ -27,10 +27,7 @@
   each storage model adds the runs it imported once it committed them
   (sw_drop_stage), before the data tests that read them run.
 -#}
-{%- set fingerprint = sw_call('sw_project_fingerprint', {'project_dir': sw_project_dir(),
-                                                         'vars': invocation_args_dict.get('vars', {})}) -%}
-{%- set provenance = sw_call('sw_build_provenance', {'project_dir': sw_project_dir(),
-                                                     'vars': invocation_args_dict.get('vars', {})}) -%}
+{%- set fingerprint = run_query("select sw_project_fingerprint()").columns[0].values()[0] -%}
 {%- set forced = var('full_tests', false) or var('rebuild_storage', false) or flags.FULL_REFRESH or flags.WHICH == 'test' -%}
 {%- set builds = sw_lake_table('sw_builds') -%}
 {%- set log = sw_lake_table('sw_import_log') -%}
@@ -44,9 +41,7 @@
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
        {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check,
-       {%- for column in ['project_version', 'view_vars', 'hostname', 'os_user'] %}
-       {{ sw_sql_string(provenance[column]) if provenance[column] is not none else 'NULL' }}::VARCHAR as {{ column }}{{ ',' if not loop.last else ';' }}
-       {%- endfor %}
+       unnest(sw_build_provenance());
 
 create or replace macro memory.main.sw_full_check() as {{ full_check_sql }};
 

@@ -17,18 +17,19 @@ rule, the unfinished builds) and registers the import step of a storage table,
 ``sw_import(table, output_dir, full, per_run_file, legacy_file, document_dir)``
 (:func:`skillwalker_py.pipeline.importer.import_table`: it plans, reads and stages the
 table's input on a cursor of this connection; a storage model's pre-hook calls it once),
-and scalar functions of the build's hooks that take and return JSON text:
+and the typed functions the build's hooks ask, which read the dbt invocation (its
+project folder and vars) themselves:
 
-- ``sw_invocation``: ``{"retry": true}`` in a ``dbt retry`` process (a build start
-  that has an unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
-- ``sw_forget_run_ids``: the runs the build removes
+- ``sw_dbt_retry()``: whether this process is ``dbt retry`` (a build start that has an
+  unfinished build to undo refuses it: ``sw_close_unfinished_builds``);
+- ``sw_forget_run_ids()``: the runs the build removes, a list
   (:func:`skillwalker_py.pipeline.state.forget_run_ids`);
-- ``sw_project_fingerprint``: a hash of the project's files and the vars that shape its
+- ``sw_project_fingerprint()``: a hash of the project's files and the vars that shape its
   views (the data tests' scope, and whether ``skillwalker-data build`` replaces the views);
-- ``sw_build_provenance``: what a build records of itself besides its fingerprint: the
-  project's version, the vars that shape its views, the machine and the user
+- ``sw_build_provenance()``: what a build records of itself besides its fingerprint, a
+  struct: the project's version, the vars that shape its views, the machine and the user
   (:func:`skillwalker_py.pipeline.provenance.record`);
-- ``sw_check_build_lock``: on a team's lake, that the build still holds its build lock
+- ``sw_check_build_lock()``: on a team's lake, that the build still holds its build lock
   (:func:`skillwalker_py.pipeline.team_lock.check_held`; raises when it does not), before
   the finishing step (``on-run-end``).
 """
@@ -36,7 +37,6 @@ and scalar functions of the build's hooks that take and return JSON text:
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -52,15 +52,6 @@ _WRITERS = ("build", "run", "seed", "snapshot")
 LAKE_SECRET = "skillwalker_lake"
 LAKE_PATH = f"ducklake:{LAKE_SECRET}"
 """The profile attaches this: a DuckLake secret made from the environment (:func:`build_lake`)."""
-
-
-def _given_vars(value: Any) -> dict[str, Any]:
-    """dbt's ``invocation_args_dict['vars']``: a mapping, or its YAML text ({} when none)."""
-    if isinstance(value, str):
-        import yaml
-
-        value = yaml.safe_load(value) if value.strip() else {}
-    return dict(value) if isinstance(value, dict) else {}
 
 
 def build_lake() -> lake.LakeConfig:
@@ -92,19 +83,27 @@ def _is_dbt_retry(argv: list[str]) -> bool:
     return bool(words) and words[0] == "retry" and Path(argv[0]).name.startswith("dbt")
 
 
-def _dbt_var(name: str) -> object:
-    """The var ``name`` as this dbt invocation was given it (``--vars``), else None."""
+def _invocation() -> tuple[str, dict[str, Any]]:
+    """This dbt invocation's project folder, as dbt was given it, and its vars (``--vars``)."""
     from dbt.flags import get_flags
 
-    given = getattr(get_flags(), "VARS", None) or {}  # type: ignore[no-untyped-call]
-    return given.get(name) if isinstance(given, dict) else None
+    flags = get_flags()  # type: ignore[no-untyped-call]
+    given = getattr(flags, "VARS", None)
+    project_dir = getattr(flags, "PROJECT_DIR", None) or "."
+    return project_dir, dict(given) if isinstance(given, dict) else {}
 
 
-def _json_udf(fn: Callable[[dict[str, Any]], Any]) -> Callable[[str], str]:
-    def udf(arg: str) -> str:
-        return json.dumps(fn(json.loads(arg)))
+def _dbt_var(name: str) -> object:
+    """The var ``name`` as this dbt invocation was given it (``--vars``), else None."""
+    return _invocation()[1].get(name)
 
-    return udf
+
+def _fingerprint() -> str:
+    return project.project_fingerprint(*_invocation())
+
+
+def _provenance() -> dict[str, Any]:
+    return provenance.record(*_invocation())
 
 
 class Plugin(BasePlugin):
@@ -176,10 +175,10 @@ class Plugin(BasePlugin):
         # exist yet (an embedded one: its folder and the SQLite catalog's WAL mode)
         self.lake.prepare()
 
-    def _check_build_lock(self, _args: dict[str, Any]) -> str:
+    def _check_build_lock(self) -> bool:
         if self.lake is not None and self.lake.sqlite_file is None:
             team_lock.check_held(self.lake.catalog)
-        return "held"
+        return True
 
     @staticmethod
     def _import(conn: Any, table: str, output_dir: str, full: bool, per_run_file: str | None,
@@ -192,6 +191,7 @@ class Plugin(BasePlugin):
                                      replace_run_ids=_dbt_var("replace_run_ids"))
 
     def configure_connection(self, conn: Any) -> None:
+        import duckdb
         from duckdb import sqltypes
 
         lake.set_threads(conn)
@@ -205,21 +205,19 @@ class Plugin(BasePlugin):
                 f"metadata_path {lake.sql_string(self.lake.catalog)}, "
                 f"data_path {lake.sql_string(self.lake.data_path)})"
             )
-        functions: dict[str, Callable[[str], str]] = {
-            "sw_invocation": _json_udf(lambda _args: {"retry": _is_dbt_retry(sys.argv)}),
-            "sw_forget_run_ids": _json_udf(lambda _args: state.forget_run_ids()),
-            "sw_project_fingerprint": _json_udf(
-                lambda args: project.project_fingerprint(
-                    args["project_dir"], _given_vars(args.get("vars"))
-                )
-            ),
-            "sw_check_build_lock": _json_udf(self._check_build_lock),
-            "sw_build_provenance": _json_udf(
-                lambda args: provenance.record(args["project_dir"], _given_vars(args.get("vars")))
-            ),
+        varchar = sqltypes.VARCHAR
+        provenance_type = duckdb.struct_type(dict.fromkeys(
+            ("project_version", "view_vars", "hostname", "os_user"), varchar))
+        functions: dict[str, tuple[Callable[[], Any], Any]] = {
+            "sw_dbt_retry": (lambda: _is_dbt_retry(sys.argv), sqltypes.BOOLEAN),
+            # (a lambda: DuckDB would take forget_run_ids's optional argument for a SQL one)
+            "sw_forget_run_ids": (lambda: state.forget_run_ids(), duckdb.list_type(varchar)),
+            "sw_project_fingerprint": (_fingerprint, varchar),
+            "sw_build_provenance": (_provenance, provenance_type),
+            "sw_check_build_lock": (self._check_build_lock, sqltypes.BOOLEAN),
         }
-        for name, fn in functions.items():
-            conn.create_function(name, fn, [sqltypes.VARCHAR], sqltypes.VARCHAR, side_effects=True)
+        for name, (fn, returns) in functions.items():
+            conn.create_function(name, fn, [], returns, side_effects=True)
         conn.create_function(
             "sw_import", functools.partial(self._import, conn),
             [sqltypes.VARCHAR, sqltypes.VARCHAR, sqltypes.BOOLEAN, sqltypes.VARCHAR,
