@@ -165,16 +165,16 @@ class LakeConfig:
         before dbt attaches it: two builds that both find no lake try to create it at once,
         and the one that loses that race (PostgreSQL refuses its second CREATE TABLE) goes
         on with the lake the other one created."""
-        from skillwalker_py.lake.readers import open_instance  # readers import this module
-
         con = duckdb.connect()
         try:
             load_extensions(con, self.catalog)
             try:
                 self.attach(con, "sw_create", read_only=False)
-            except duckdb.Error:
-                if open_instance(self, "sw_check") is None:
-                    raise
+            except duckdb.Error as exc:
+                try:  # read-only: never creates a lake, fails when there is none
+                    self.attach(con, "sw_check")
+                except duckdb.Error:
+                    raise exc from None
         finally:
             con.close()
 
