@@ -383,7 +383,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     unknown = [r for r in runs if r not in in_lake]
     if unknown:
         raise UsageError(f"not in the lake {lake_name(config)}: {', '.join(unknown)}")
-    still = build_state.run_files(where.output, runs)
+    still = build_state.run_files(where.output, runs, project_dir())
     shared = [p for p in still if p.suffix == ".jsonl"]
     if shared:
         raise UsageError(
@@ -413,7 +413,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         return 1
     check_views_owner(args, dbt_vars)  # before a file is deleted
     links = {p: os.readlink(p) for p in still if p.is_symlink()}
-    build_state.delete_run_files(where.output, runs)
+    build_state.delete_run_files(where.output, runs, project_dir())
     for link, target in links.items():
         print(f"skillwalker-data: {link} was a link to {target}: removed the link, not what "
               "it points to")

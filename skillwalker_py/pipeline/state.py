@@ -28,6 +28,7 @@ from typing import Any
 
 import duckdb
 
+from skillwalker_py.jsonl import iter_jsonl
 from skillwalker_py.lake import (
     ALIAS,
     FINISHED_MESSAGE,
@@ -360,27 +361,33 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     return sorted(losses, key=lambda loss: (loss.run, loss.table))
 
 
-def run_files(output_dir: Path, runs: list[str]) -> list[Path]:
-    """The files of ``output_dir`` that hold rows of ``runs``: their run folders, their
-    summary documents, and the single-file layout's files with a line of theirs."""
+def run_files(output_dir: Path, runs: list[str], project_dir: Path) -> list[Path]:
+    """The files of ``output_dir`` that hold rows of ``runs``, by the storage sources of the
+    project in ``project_dir`` (:func:`storage_sources`): the runs' folders, their summary
+    documents, and the single-file layout's files with a line of theirs."""
+    sources = storage_sources(project_dir).values()
+    folders = sorted({m["document_dir"] for m in sources if m.get("document_dir")})
+    shared = sorted({m["legacy_file"] for m in sources if m.get("legacy_file")})
     found = [output_dir / "runs" / r for r in runs if (output_dir / "runs" / r).is_dir()]
-    found += [p for r in runs for p in sorted(output_dir.glob(f"*-summary/{r}.json"))]
-    found += [p for p in _legacy_files(output_dir) if _runs_in_files([p]) & set(runs)]
+    found += [p for r in runs for folder in folders
+              if os.path.lexists(p := output_dir / folder / f"{r}.json")]
+    found += [p for name in shared
+              if (p := output_dir / name).is_file() and _runs_in_file(p) & set(runs)]
     return found
 
 
-def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
+def delete_run_files(output_dir: Path, runs: list[str], project_dir: Path) -> list[Path]:
     """Delete the run folders and summary documents of ``runs`` in ``output_dir``.
 
     A run folder (or document) that is a symbolic link is removed as a link: what it
     points to stays. Lines in the single-file layout's shared files are not removed
     (ValueError names the first such file: edit it by hand). Returns what was deleted.
     """
-    shared = [p for p in run_files(output_dir, runs) if p.suffix == ".jsonl"]
+    deleted = run_files(output_dir, runs, project_dir)
+    shared = [p for p in deleted if p.suffix == ".jsonl"]
     if shared:
         raise ValueError(f"lines of these runs are in the shared file {shared[0]}: remove them "
                          "by hand")  # fmt: skip
-    deleted = run_files(output_dir, runs)
     for path in deleted:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -389,23 +396,13 @@ def delete_run_files(output_dir: Path, runs: list[str]) -> list[Path]:
     return deleted
 
 
-def _legacy_files(output_dir: Path) -> list[Path]:
-    return sorted(p for p in output_dir.glob("*.jsonl") if p.is_file())
-
-
-def _runs_in_files(files: list[Path]) -> set[str]:
-    runs: set[str] = set()
-    legacy = [str(p) for p in files]
-    if legacy:
-        con = duckdb.connect()
-        try:
-            rows = con.execute(
-                "select distinct test_run_id from read_json(?, format = 'newline_delimited', "
-                "records = true, columns = {'test_run_id': 'VARCHAR'}, ignore_errors = true, "
-                "maximum_object_size = 268435456) where test_run_id is not null",
-                [legacy],
-            ).fetchall()
-        finally:
-            con.close()
-        runs |= {r for (r,) in rows}
-    return runs
+def _runs_in_file(path: Path) -> set[str]:
+    """The runs named by the lines of a single-file layout's file, each line read by the
+    package's line rule set, as the import reads it (:func:`skillwalker_py.jsonl.iter_jsonl`:
+    a line it rejects names no run); none when the file cannot be read (the import rejects
+    it too)."""
+    try:
+        return {r["test_run_id"] for r in iter_jsonl(path, on_error=lambda _line: None)
+                if isinstance(r.get("test_run_id"), str)}
+    except OSError:
+        return set()

@@ -522,3 +522,44 @@ def test_a_storage_model_calls_python_once() -> None:
     assert "read_json" not in storage
     every = "".join(p.read_text(encoding="utf-8") for p in macros.rglob("*.sql"))
     assert "sw_call(" not in every and "fromjson(" not in every
+
+
+def test_forget_finds_the_files_of_runs_as_the_import_reads_them(tmp_path: Path) -> None:
+    """``forget`` looks for a run's files where the project's storage sources read them:
+    its run folder, its summary documents, and a single-file layout's file holding a line
+    of it, each line read by the line rule set the import uses. A line the rule set
+    accepts names its run (after a BOM; NaN is a number to it); a line it rejects (not
+    JSON, invalid UTF-8) names none, since the import takes no row from it; nor does a
+    test_run_id that is no string. Files that no source reads are no run's files."""
+    from skillwalker_py.pipeline.state import delete_run_files, run_files
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "output"
+    a, b, c, d, e = (f"2026030{i}T090000" for i in range(1, 6))
+    (out / "runs" / a).mkdir(parents=True)
+    (out / "runs" / a / "test-run.jsonl").write_text("{}\n", encoding="utf-8")
+    for folder in ("scil-summary", "acil-summary", "other-summary"):
+        (out / folder).mkdir()
+    (out / "scil-summary" / f"{a}.json").write_text("{}", encoding="utf-8")
+    (out / "acil-summary" / f"{a}.json").symlink_to(tmp_path / "gone.json")  # dangling
+    (out / "other-summary" / f"{a}.json").write_text("{}", encoding="utf-8")  # no source's
+    shared = out / "test-results.jsonl"
+    shared.write_bytes(
+        b'\xef\xbb\xbf{"test_run_id": "' + b.encode() + b'", "score": 1}\n'
+        + b'{"test_run_id": "' + c.encode() + b'", "score": NaN}\n'
+        + b'{"test_run_id": "' + d.encode() + b'", "score": \n'  # torn: not JSON
+        + b'{"test_run_id": "' + e.encode() + b'", "note": "\xff"}\n'  # invalid UTF-8
+        + b'{"test_run_id": 20260306}\n')
+    (out / "notes.jsonl").write_bytes(b'{"test_run_id": "' + e.encode() + b'"}\n')  # no source's
+    documents = [out / "acil-summary" / f"{a}.json", out / "scil-summary" / f"{a}.json"]
+    assert run_files(out, [a], repo) == [out / "runs" / a, *documents]
+    assert run_files(out, [b], repo) == [shared]
+    assert run_files(out, [c], repo) == [shared]
+    assert run_files(out, [d], repo) == run_files(out, [e], repo) == []
+    assert run_files(out, ["20260306"], repo) == []
+    with pytest.raises(ValueError, match=r"test-results\.jsonl"):
+        delete_run_files(out, [a, c], repo)  # a shared file's lines are removed by hand
+    assert (out / "runs" / a).is_dir()
+    assert delete_run_files(out, [a, d], repo) == [out / "runs" / a, *documents]
+    assert not (out / "runs" / a).exists() and not os.path.lexists(documents[0])
+    assert shared.is_file() and (out / "other-summary" / f"{a}.json").is_file()
