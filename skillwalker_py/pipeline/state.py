@@ -372,7 +372,7 @@ def run_files(output_dir: Path, runs: list[str], project_dir: Path) -> list[Path
     found += [p for r in runs for folder in folders
               if os.path.lexists(p := output_dir / folder / f"{r}.json")]
     found += [p for name in shared
-              if (p := output_dir / name).is_file() and _runs_in_file(p) & set(runs)]
+              if (p := output_dir / name).is_file() and _names_a_run(p, set(runs))]
     return found
 
 
@@ -396,13 +396,14 @@ def delete_run_files(output_dir: Path, runs: list[str], project_dir: Path) -> li
     return deleted
 
 
-def _runs_in_file(path: Path) -> set[str]:
-    """The runs named by the lines of a single-file layout's file, each line read by the
-    package's line rule set, as the import reads it (:func:`skillwalker_py.jsonl.iter_jsonl`:
-    a line it rejects names no run); none when the file cannot be read (the import rejects
+def _names_a_run(path: Path, runs: set[str]) -> bool:
+    """Whether a line of a single-file layout's file names one of ``runs``, each line read
+    by the package's line rule set, as the import reads it
+    (:func:`skillwalker_py.jsonl.iter_jsonl`: a line it rejects names no run); the read
+    stops at the first such line. False when the file cannot be read (the import rejects
     it too)."""
     try:
-        return {r["test_run_id"] for r in iter_jsonl(path, on_error=lambda _line: None)
-                if isinstance(r.get("test_run_id"), str)}
+        return any(isinstance(run := r.get("test_run_id"), str) and run in runs
+                   for r in iter_jsonl(path, on_error=lambda _line: None))
     except OSError:
-        return set()
+        return False

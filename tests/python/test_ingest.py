@@ -549,7 +549,8 @@ def test_forget_finds_the_files_of_runs_as_the_import_reads_them(tmp_path: Path)
         + b'{"test_run_id": "' + c.encode() + b'", "score": NaN}\n'
         + b'{"test_run_id": "' + d.encode() + b'", "score": \n'  # torn: not JSON
         + b'{"test_run_id": "' + e.encode() + b'", "note": "\xff"}\n'  # invalid UTF-8
-        + b'{"test_run_id": 20260306}\n')
+        + b'{"test_run_id": 20260306}\n'
+        + b'{"test_run_id": ["' + d.encode() + b'"]}\n')  # a list: no run ID either
     (out / "notes.jsonl").write_bytes(b'{"test_run_id": "' + e.encode() + b'"}\n')  # no source's
     documents = [out / "acil-summary" / f"{a}.json", out / "scil-summary" / f"{a}.json"]
     assert run_files(out, [a], repo) == [out / "runs" / a, *documents]
