@@ -37,7 +37,9 @@ nesting           objects and arrays nest at most :data:`MAX_NESTING` (500) leve
                   ``invalid JSON: nested deeper than 500 levels``, whatever the caller's
                   stack depth (never a RecursionError)
 object            the value is an object: ``not a JSON object (got array)`` (``string``,
-                  ``number``, ``boolean``, ``null``)
+                  ``number``, ``boolean``, ``null``); the re-evaluation marker, one JSON
+                  array, by the same steps: ``not a JSON array (got object)``
+                  (:func:`parse_array_document`)
 lone surrogates   an escape of half a UTF-16 pair with no partner (``\\ud83d``: text cut
                   mid-emoji by a JavaScript writer) reads as U+FFFD; an escaped pair reads
                   as its one character (no reason)
@@ -74,6 +76,7 @@ __all__ = [
     "DuplicateKeyError",
     "Parsed",
     "nested_too_deep",
+    "parse_array_document",
     "parse_document",
     "parse_line",
     "parse_text",
@@ -102,8 +105,8 @@ TORN: Final = " (the last line has no newline: a writer may have been killed)"
 _BLANK_TEXT: Final = BLANK.decode("ascii")
 _HEAD: Final = 8000
 """Bytes kept of a line that is too large (its text in the reason's row)."""
-_JSON_KIND: Final = {list: "array", str: "string", int: "number", float: "number",
-                     bool: "boolean", type(None): "null"}  # fmt: skip
+_JSON_KIND: Final = {dict: "object", list: "array", str: "string", int: "number",
+                     float: "number", bool: "boolean", type(None): "null"}  # fmt: skip
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 # An escape of a UTF-16 surrogate (\ud800-\udfff) somewhere in a line.
 _SURROGATE_ESCAPE_RE: Final = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -267,29 +270,37 @@ def replace_lone_surrogates(record: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- one line
 
 
-def parse_text(text: str, *, torn: bool = False) -> Parsed:
-    """The JSON steps of the rule set (blank, JSON, nesting, object, lone surrogates) for
-    a line already decoded; ``torn``: it is a last line without a line break."""
+def _json(text: str, torn: bool) -> tuple[Any, str | None, int]:
+    """The JSON, duplicate key and nesting steps of the rule set: ``(value, None, 1)``, or
+    ``(None, reason, the line it is about)``; ``torn``: a last line without a line break."""
     try:
         try:
             value = _loads(text)
         except RecursionError:
             if _too_deep(text):
-                return Parsed(None, TOO_DEEP, text)
+                return None, TOO_DEEP, 1
             # Not too deep, but the caller's own stack is: parse again on a fresh
             # stack, so the answer never depends on the caller.
             value = _loads_on_fresh_stack(text)
     except json.JSONDecodeError as exc:
-        if not text.strip(_BLANK_TEXT):
-            return Parsed(None, None, text)
         reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
-        return Parsed(None, reason + TORN if torn else reason, text, exc.lineno)
+        return None, reason + TORN if torn else reason, exc.lineno
     except DuplicateKeyError as exc:
-        return Parsed(None, str(exc), text)
+        return None, str(exc), 1
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        return Parsed(None, f"invalid JSON: {exc}", text)
+        return None, f"invalid JSON: {exc}", 1
     if isinstance(value, (dict, list)) and nested_too_deep(value, text):
-        return Parsed(None, TOO_DEEP, text)
+        return None, TOO_DEEP, 1
+    return value, None, 1
+
+
+def parse_text(text: str, *, torn: bool = False) -> Parsed:
+    """The JSON steps of the rule set (blank, JSON, nesting, object, lone surrogates) for
+    a line already decoded; ``torn``: it is a last line without a line break."""
+    value, reason, line = _json(text, torn)
+    if reason is not None:
+        blank = not text.strip(_BLANK_TEXT)
+        return Parsed(None, None, text) if blank else Parsed(None, reason, text, line)
     if not isinstance(value, dict):
         return Parsed(None, f"not a JSON object (got {_JSON_KIND[type(value)]})", text)
     if _SURROGATE_ESCAPE_RE.search(text):
@@ -318,21 +329,49 @@ def parse_line(raw: bytes, *, first: bool = False, torn: bool | None = None) -> 
     return parse_text(text, torn=torn)
 
 
-def parse_document(data: bytes) -> Parsed:
-    """A whole file that holds one JSON document (a summary document, possibly on many
-    lines), by the same rules; ``line`` is the line the reason is about (a byte offset
-    counts from that line's first byte)."""
+def _document_text(data: bytes) -> tuple[str, Parsed | None]:
+    """A whole file's text without its BOM, or the reason it has none (invalid UTF-8, or
+    blank) as a :class:`Parsed` of the line the reason is about."""
     skipped = len(BOM) if data.startswith(BOM) else 0
     try:
         text = data[skipped:].decode("utf-8")
     except UnicodeDecodeError as exc:
         at = exc.start + skipped
         start = data.rfind(b"\n", 0, at) + 1
-        return Parsed(None, f"invalid UTF-8 at byte {at - start}",
-                      data[skipped:].decode("utf-8", "replace"), data.count(b"\n", 0, at) + 1)
+        shown = data[skipped:].decode("utf-8", "replace")
+        return shown, Parsed(None, f"invalid UTF-8 at byte {at - start}", shown,
+                             data.count(b"\n", 0, at) + 1)
     if not text.strip(_BLANK_TEXT):
-        return Parsed(None, "invalid JSON: the document is blank", text)
-    return parse_text(text)
+        return text, Parsed(None, "invalid JSON: the document is blank", text)
+    return text, None
+
+
+def parse_document(data: bytes) -> Parsed:
+    """A whole file that holds one JSON document (a summary document, possibly on many
+    lines), by the same rules; ``line`` is the line the reason is about (a byte offset
+    counts from that line's first byte)."""
+    text, failed = _document_text(data)
+    return failed if failed is not None else parse_text(text)
+
+
+def parse_array_document(data: bytes) -> tuple[list[Any] | None, str | None, int]:
+    """A whole file that holds one JSON array (the re-evaluation marker,
+    :mod:`skillwalker_py.markers`), by the same rules as :func:`parse_document` but for
+    the value's kind (``not a JSON array (got object)``) and lone surrogates (kept as
+    read): ``(the array, None, 1)``, or ``(None, reason, the line it is about)``.
+
+    >>> parse_array_document(BOM + b'["a", NaN]')
+    (['a', nan], None, 1)
+    >>> parse_array_document(b'[\\n  "a",\\n]')
+    (None, 'invalid JSON: Expecting value (column 1)', 3)
+    """
+    text, failed = _document_text(data)
+    if failed is not None:
+        return None, failed.reason, failed.line
+    value, reason, line = _json(text, False)
+    if reason is None and not isinstance(value, list):
+        reason = f"not a JSON array (got {_JSON_KIND[type(value)]})"
+    return (value, None, 1) if reason is None else (None, reason, line)
 
 
 def read_lines(handle: IO[bytes], *, limit: int | None = None

@@ -30,6 +30,7 @@ from typing import Final
 
 from skillwalker_py.errors import InvalidRunIdError, MarkerFileError
 from skillwalker_py.jsonl import atomic_write_text
+from skillwalker_py.jsonline import parse_array_document
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -52,10 +53,11 @@ def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
     """Return the run IDs in the marker file, as stored; a missing file gives ``[]``.
 
     A path that is not a readable regular file (a folder, a FIFO, no permission), or
-    a file that is not a JSON array of valid run IDs (checked with
-    :func:`~skillwalker_py.runid.validate_run_id`, so an impossible date such as
-    ``20260230T000000`` is refused too), raises
-    :class:`~skillwalker_py.errors.MarkerFileError` naming the file, the item and
+    a file that is not a JSON array of valid run IDs (read by the package's JSON rule set,
+    :func:`~skillwalker_py.jsonline.parse_array_document`: a BOM is skipped, a reason names
+    its line; each item checked with :func:`~skillwalker_py.runid.validate_run_id`, so an
+    impossible date such as ``20260230T000000`` is refused too), raises
+    :class:`~skillwalker_py.errors.MarkerFileError` naming the file, the line or item and
     what is wrong with it.
     """
     path = marker_path(output_dir)
@@ -70,16 +72,9 @@ def read_reevaluated_runs(output_dir: str | os.PathLike[str]) -> list[str]:
         raise MarkerFileError(path, "not a regular file (a folder, a FIFO, a device)")
     with os.fdopen(fd, "rb") as fh:
         raw = fh.read()
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise MarkerFileError(path, f"not UTF-8 (byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise MarkerFileError(
-            path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    if not isinstance(value, list):
-        raise MarkerFileError(path, f"expected a JSON array of run IDs, got {type(value).__name__}")
+    value, reason, line = parse_array_document(raw)
+    if value is None:
+        raise MarkerFileError(path, f"line {line}: {reason}")
     for index, item in enumerate(value):
         try:
             validate_run_id(item)

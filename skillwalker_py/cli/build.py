@@ -30,7 +30,8 @@ from skillwalker_py.cli.common import (
     resolve_run,
 )
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
-from skillwalker_py.errors import InvalidRunIdError
+from skillwalker_py.errors import InvalidRunIdError, MarkerFileError
+from skillwalker_py.markers import read_reevaluated_runs
 from skillwalker_py.pipeline import invocation, lock, plan, project, provenance
 from skillwalker_py.pipeline import state as build_state
 from skillwalker_py.runid import validate_run_id
@@ -253,6 +254,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for
         return 1  # another one sees what that one imported
     check_views_owner(args, dbt_vars)
+    try:  # a broken marker forces no run to be read again (plan.plan): say so
+        read_reevaluated_runs(where.output)
+    except MarkerFileError as exc:
+        print(f"{PREFIX} warning: {exc}; it makes no run be read again (mend it, or remove "
+              "it)", file=sys.stderr)
     # a var that only says how long to wait never makes a build run dbt
     steering = set(dbt_vars) - {"lock_timeout_seconds"}
     may_skip = not (args.force or args.select or more or steering)

@@ -169,6 +169,24 @@ def test_build_skips_dbt_only_when_nothing_changed(built: Built) -> None:
     assert ": 1 test run imported from 4 files, no line rejected" in out.splitlines()[-1], out
     assert SKIPPED in _build(project).stdout
 
+    # the marker saved with a BOM (as some Windows editors save UTF-8) reads as a file's
+    # first line does: the run it newly lists is read again
+    marker = project.output_dir / ".re-evaluated-runs.json"
+    other = next(r for r in summary.run_ids if r not in (*listed, run))
+    marker.write_bytes(b"\xef\xbb\xbf" + json.dumps(sorted([*listed, run, other])).encode())
+    out = _build(project).stdout
+    assert ": 1 test run imported from 4 files, no line rejected" in out.splitlines()[-1], out
+    # one nested too deep for the line rule set (600 levels; 500 are read) forces nothing,
+    # fails nothing, and every build names it; Python's JSON reader raised RecursionError
+    marker.write_bytes(b"[" * 600 + b"]" * 600)
+    warning = (f"skillwalker-data: warning: {marker}: line 1: invalid JSON: nested deeper "
+               "than 500 levels; it makes no run be read again (mend it, or remove it)\n")
+    proc = _build(project)
+    assert warning in proc.stderr, proc.stderr
+    assert ": nothing imported, no line rejected;" in proc.stdout.splitlines()[-1], proc.stdout
+    proc = _build(project)
+    assert SKIPPED in proc.stdout and warning in proc.stderr, proc.stdout + proc.stderr
+
     # a run's test-config.jsonl grows (its last line again, which wins over the first):
     # only test_config has a file to read, and the build leaves the other tables out
     config = project.output_dir / "runs" / summary.run_ids[0] / "test-config.jsonl"

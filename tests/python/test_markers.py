@@ -60,8 +60,13 @@ def test_clear_some_or_all(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        (b"[1,", "invalid JSON at line 1"),
-        (b'{"runs": []}', "expected a JSON array"),
+        (b"[1,", ": line 1: invalid JSON: Expecting value (column 4)"),
+        (b'[\n  "20260316T153306",\n]', ": line 3: invalid JSON: Expecting value (column 1)"),
+        (b'{"runs": []}', ": line 1: not a JSON array (got object)"),
+        (b"", ": line 1: invalid JSON: the document is blank"),
+        # the rule set's limits: Python's JSON reader raised RecursionError and ValueError
+        (b"[" * 600 + b"]" * 600, ": line 1: invalid JSON: nested deeper than 500 levels"),
+        (b"[" + b"1" * 5000 + b"]", ": line 1: invalid JSON: Exceeds the limit (4300 digits)"),
         (
             b'["20260316T153306", "oops"]',
             "item [1] 'oops' is not a run ID: expected YYYYMMDDTHHMMSS",
@@ -70,7 +75,7 @@ def test_clear_some_or_all(tmp_path: Path) -> None:
             b'["20260230T000000"]',
             "item [0] '20260230T000000' is not a run ID: day 30 is out of range 01-28 for 2026-02",
         ),
-        (b'["\xff"]', "not UTF-8"),
+        (b'["\xff"]', ": line 1: invalid UTF-8 at byte 2"),
     ],
 )
 def test_malformed_marker_names_the_file(tmp_path: Path, content: bytes, reason: str) -> None:
@@ -82,6 +87,15 @@ def test_malformed_marker_names_the_file(tmp_path: Path, content: bytes, reason:
     with pytest.raises(MarkerFileError):
         mark_reevaluated(tmp_path, [A])
     assert marker_path(tmp_path).read_bytes() == content
+
+
+def test_a_marker_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """A BOM before the array (as some Windows editors save UTF-8) is skipped, as it is at
+    the start of a JSONL file; an update keeps the runs and writes no BOM."""
+    marker_path(tmp_path).write_bytes(b'\xef\xbb\xbf["20260316T153306"]\r\n')
+    assert read_reevaluated_runs(tmp_path) == ["20260316T153306"]
+    assert mark_reevaluated(tmp_path, [A]) == sorted([A, "20260316T153306"])
+    assert not marker_path(tmp_path).read_bytes().startswith(b"\xef")
 
 
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
