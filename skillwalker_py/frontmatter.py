@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
@@ -189,9 +189,18 @@ def _find_with_yaml(text: str, begin: int, finish: int) -> _Found:
     return _Found(begin + start, begin + end, value, False, prefix, suffix)
 
 
+def _safe_load(block: str) -> Any:
+    """``yaml.safe_load``; YAML nested too deeply for PyYAML's recursive reader (a few
+    hundred levels) raises a YAMLError, not a RecursionError."""
+    try:
+        return yaml.safe_load(block)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to be read") from None
+
+
 def _loads_as_mapping(block: str) -> bool:
     try:
-        return isinstance(yaml.safe_load(block), dict)
+        return isinstance(_safe_load(block), dict)
     except yaml.YAMLError:
         return False
 
@@ -351,7 +360,7 @@ def replace_description(text: str, new_description: str) -> str:
     result = text[: found.start] + scalar + text[found.end :]
     begin, finish = _frontmatter_bounds(result)
     try:
-        yaml.safe_load(result[begin:finish])
+        _safe_load(result[begin:finish])
     except yaml.YAMLError as error:
         raise FrontmatterError(
             f"the frontmatter is not valid YAML outside its description ({_first_line(error)})"

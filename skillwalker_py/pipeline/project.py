@@ -192,6 +192,9 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0]
         raise VarsError(f"--vars is not YAML ({first}): e.g. '{{flaky_window: 3}}'") from None
+    except RecursionError:  # deeper than PyYAML's recursive reader goes
+        raise VarsError("--vars is nested too deeply to be read: e.g. "
+                        "'{flaky_window: 3}'") from None
     if not isinstance(given, dict):
         raise VarsError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
     return check_vars(given, declared)

@@ -557,6 +557,9 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "and 1 (a fraction: 0.05 is 5 points), not 5"),
         (["build", "--vars", "{verdict_min_effect: 1.5}"], "--vars: verdict_min_effect must be "
          "between 0 and 1 (a fraction: 0.05 is 5 points), not 1.5"),
+        # deeper than PyYAML's recursive reader goes: a RecursionError's traceback before
+        (["build", "--vars", "{flaky_window: " + "[" * 1000 + "]" * 1000 + "}"],
+         "--vars is nested too deeply to be read: e.g. '{flaky_window: 3}'"),
         # NaN passed "not negative" and made a build that found the lock held wait forever
         (["build", "--vars", "{lock_timeout_seconds: .nan}"], "--vars: lock_timeout_seconds "
          "must be a finite number, not nan"),

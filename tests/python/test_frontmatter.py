@@ -226,6 +226,22 @@ def test_invalid_yaml_elsewhere_is_reported_by_replace() -> None:
         replace_description(text, "new")
 
 
+def test_yaml_nested_deeper_than_pyyaml_reads_is_a_frontmatter_error() -> None:
+    """A key nested 1,000 levels deep beside the description: the description is found
+    (YAML's event stream is read without recursion), and the check of the replaced
+    frontmatter (``yaml.safe_load``, recursive) says it cannot be read, where a
+    RecursionError came out before; 100 levels are read."""
+    def text(levels: int) -> str:
+        return f"---\nother: {'[' * levels}{']' * levels}\ndescription: old\n---\nbody\n"
+
+    assert parse_description(text(1000)) == "old"
+    with pytest.raises(FrontmatterError) as info:
+        replace_description(text(1000), "new")
+    assert str(info.value) == ("the frontmatter is not valid YAML outside its description "
+                               "(nested too deeply to be read)")
+    assert replace_description(text(100), "new") == text(100).replace("old", '"new"')
+
+
 def test_yaml_double_quoted_escapes() -> None:
     assert yaml_double_quoted('a"b\\c\nd\te\r') == '"a\\"b\\\\c\\nd\\te\\r"'
     assert yaml_double_quoted("\x00\x85\u2028\ufeff😀é") == '"\\x00\\x85\\u2028\\uFEFF😀é"'
