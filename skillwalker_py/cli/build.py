@@ -389,8 +389,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     unknown = [r for r in runs if r not in in_lake]
     if unknown:
         raise UsageError(f"not in the lake {lake_name(config)}: {', '.join(unknown)}")
-    still = build_state.run_files(where.output, runs, project_dir())
-    shared = [p for p in still if p.suffix == ".jsonl"]
+    still, shared = build_state.run_files(where.output, runs, project_dir())
     if shared:
         raise UsageError(
             f"lines of these runs are in {shared[0]}, a file other runs share: remove them "

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -43,6 +43,7 @@ from skillwalker_py.runid import run_id_list
 __all__ = [
     "FORGET_RUN_IDS_ENV",
     "LakeState",
+    "RunFiles",
     "RunLoss",
     "delete_run_files",
     "forget_run_ids",
@@ -361,19 +362,26 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
     return sorted(losses, key=lambda loss: (loss.run, loss.table))
 
 
-def run_files(output_dir: Path, runs: list[str], project_dir: Path) -> list[Path]:
+class RunFiles(NamedTuple):
+    """The files of an output folder that hold rows of some runs (:func:`run_files`)."""
+
+    own: list[Path]
+    """The runs' folders and summary documents: theirs alone."""
+    shared: list[Path]
+    """The single-file layout's files with a line of theirs, which other runs share."""
+
+
+def run_files(output_dir: Path, runs: list[str], project_dir: Path) -> RunFiles:
     """The files of ``output_dir`` that hold rows of ``runs``, by the storage sources of the
-    project in ``project_dir`` (:func:`storage_sources`): the runs' folders, their summary
-    documents, and the single-file layout's files with a line of theirs."""
+    project in ``project_dir`` (:func:`storage_sources`)."""
     sources = storage_sources(project_dir).values()
     folders = sorted({m["document_dir"] for m in sources if m.get("document_dir")})
     shared = sorted({m["legacy_file"] for m in sources if m.get("legacy_file")})
-    found = [output_dir / "runs" / r for r in runs if (output_dir / "runs" / r).is_dir()]
-    found += [p for r in runs for folder in folders
-              if os.path.lexists(p := output_dir / folder / f"{r}.json")]
-    found += [p for name in shared
-              if (p := output_dir / name).is_file() and _names_a_run(p, set(runs))]
-    return found
+    own = [output_dir / "runs" / r for r in runs if (output_dir / "runs" / r).is_dir()]
+    own += [p for r in runs for folder in folders
+            if os.path.lexists(p := output_dir / folder / f"{r}.json")]
+    return RunFiles(own, [p for name in shared if (p := output_dir / name).is_file()
+                          and _names_a_run(p, set(runs))])
 
 
 def delete_run_files(output_dir: Path, runs: list[str], project_dir: Path) -> list[Path]:
@@ -383,8 +391,7 @@ def delete_run_files(output_dir: Path, runs: list[str], project_dir: Path) -> li
     points to stays. Lines in the single-file layout's shared files are not removed
     (ValueError names the first such file: edit it by hand). Returns what was deleted.
     """
-    deleted = run_files(output_dir, runs, project_dir)
-    shared = [p for p in deleted if p.suffix == ".jsonl"]
+    deleted, shared = run_files(output_dir, runs, project_dir)
     if shared:
         raise ValueError(f"lines of these runs are in the shared file {shared[0]}: remove them "
                          "by hand")  # fmt: skip

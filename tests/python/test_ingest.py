@@ -553,11 +553,11 @@ def test_forget_finds_the_files_of_runs_as_the_import_reads_them(tmp_path: Path)
         + b'{"test_run_id": ["' + d.encode() + b'"]}\n')  # a list: no run ID either
     (out / "notes.jsonl").write_bytes(b'{"test_run_id": "' + e.encode() + b'"}\n')  # no source's
     documents = [out / "acil-summary" / f"{a}.json", out / "scil-summary" / f"{a}.json"]
-    assert run_files(out, [a], repo) == [out / "runs" / a, *documents]
-    assert run_files(out, [b], repo) == [shared]
-    assert run_files(out, [c], repo) == [shared]
-    assert run_files(out, [d], repo) == run_files(out, [e], repo) == []
-    assert run_files(out, ["20260306"], repo) == []
+    assert run_files(out, [a], repo) == ([out / "runs" / a, *documents], [])
+    assert run_files(out, [b], repo) == ([], [shared])
+    assert run_files(out, [c], repo) == ([], [shared])
+    assert run_files(out, [d], repo) == run_files(out, [e], repo) == ([], [])
+    assert run_files(out, ["20260306"], repo) == ([], [])
     with pytest.raises(ValueError, match=r"test-results\.jsonl"):
         delete_run_files(out, [a, c], repo)  # a shared file's lines are removed by hand
     assert (out / "runs" / a).is_dir()
