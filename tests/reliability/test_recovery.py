@@ -1,5 +1,5 @@
 """Nothing lost, nothing wedged: the finishing step on an old lake, ``rebuild``'s listing,
-a killed ``forget``, and lost or truncated data files.
+a killed ``forget`` or ``rebuild``, and lost or truncated data files.
 
 One data set for the module, as a user makes it: ``skillwalker-data sample`` (six test
 runs, a SCIL and an ACIL loop), built once by ``skillwalker-data build`` and saved. Each
@@ -260,6 +260,35 @@ def test_a_killed_forget_leaves_the_run_and_forget_again_removes_it(sample: Samp
     assert rows(project, "test_config", THIRD) > 0
     again = cli(project, "forget", FIRST, "--yes", code=2)
     assert f"not in the lake {project.lake_dir}: {FIRST}" in again.stderr
+
+
+def test_a_killed_rebuild_loses_nothing_and_the_next_build_puts_its_tables_back(
+        sample: Sample) -> None:
+    """``rebuild`` of every storage table (each model created again from output/), with a
+    run pruned from output/ whose rows it would drop, killed as its first table commits:
+    readers keep the last finished build whole, and the next ``build`` undoes the
+    rebuild's commits (a table created again since the finished build goes back to its
+    rows as of then): every table holds the rows it held, the pruned run's too, though no
+    file of that run is left to read them from."""
+    project = sample.restore()
+
+    def counts() -> dict[str, dict[str, int]]:
+        return {t: dict(project.query(f"select test_run_id, count(*) from {t} group by 1"))
+                for t in STORAGE}
+
+    before = counts()
+    assert before["test_config"][FIRST] > 0 and before["test_config"][THIRD] > 0
+    shutil.rmtree(project.output_dir / "runs" / FIRST)
+    running = project.start("--yes", cli=True, command="rebuild")
+    with cleaned_up(running):
+        assert running.wait_for(FIRST_COMMIT), running.output()[-3000:]
+    assert running.kill(), "the rebuild finished before it was killed"
+    assert counts() == before
+
+    recovered = cli(project, "build", "--verbose")
+    assert "skillwalker: undoing what an unfinished build committed" in recovered.stdout
+    assert counts() == before
+    assert FIRST in build_state.runs_in_lake(lake.LakeConfig.from_dir(project.lake_dir))
 
 
 def _data_file(project: Project, table: str) -> tuple[Path, int]:
