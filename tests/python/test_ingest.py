@@ -205,6 +205,11 @@ def test_plan_replace_run_ids_and_the_marker(
     _log_everything(con, other)
     assert _pending(con, other) == []
     assert _pending(con, out) == []
+    # the marker saved with a BOM (as some Windows editors save UTF-8) reads as a file's
+    # first line does: the run it newly lists is read again
+    marker.write_bytes(b"\xef\xbb\xbf" + json.dumps([RUN_A, RUN_B, RUN_C]).encode())
+    assert _pending(con, out) == [("marker", "legacy", str(marker)), ("rows", RUN_B, str(b))]
+    _log_everything(con, out)
     # a broken marker forces nothing and fails nothing
     _write(marker, "[not json")
     assert [p[0] for p in _pending(con, out)] == ["marker"]
