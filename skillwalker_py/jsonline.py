@@ -329,29 +329,28 @@ def parse_line(raw: bytes, *, first: bool = False, torn: bool | None = None) -> 
     return parse_text(text, torn=torn)
 
 
-def _document_text(data: bytes) -> tuple[str, Parsed | None]:
-    """A whole file's text without its BOM, or the reason it has none (invalid UTF-8, or
-    blank) as a :class:`Parsed` of the line the reason is about."""
+def _document_text(data: bytes) -> str | Parsed:
+    """A whole file's text without its BOM, or why it has none (invalid UTF-8, or blank):
+    a :class:`Parsed` of the line the reason is about."""
     skipped = len(BOM) if data.startswith(BOM) else 0
     try:
         text = data[skipped:].decode("utf-8")
     except UnicodeDecodeError as exc:
         at = exc.start + skipped
         start = data.rfind(b"\n", 0, at) + 1
-        shown = data[skipped:].decode("utf-8", "replace")
-        return shown, Parsed(None, f"invalid UTF-8 at byte {at - start}", shown,
-                             data.count(b"\n", 0, at) + 1)
+        return Parsed(None, f"invalid UTF-8 at byte {at - start}",
+                      data[skipped:].decode("utf-8", "replace"), data.count(b"\n", 0, at) + 1)
     if not text.strip(_BLANK_TEXT):
-        return text, Parsed(None, "invalid JSON: the document is blank", text)
-    return text, None
+        return Parsed(None, "invalid JSON: the document is blank", text)
+    return text
 
 
 def parse_document(data: bytes) -> Parsed:
     """A whole file that holds one JSON document (a summary document, possibly on many
     lines), by the same rules; ``line`` is the line the reason is about (a byte offset
     counts from that line's first byte)."""
-    text, failed = _document_text(data)
-    return failed if failed is not None else parse_text(text)
+    text = _document_text(data)
+    return text if isinstance(text, Parsed) else parse_text(text)
 
 
 def parse_array_document(data: bytes) -> tuple[list[Any] | None, str | None, int]:
@@ -365,9 +364,9 @@ def parse_array_document(data: bytes) -> tuple[list[Any] | None, str | None, int
     >>> parse_array_document(b'[\\n  "a",\\n]')
     (None, 'invalid JSON: Expecting value (column 1)', 3)
     """
-    text, failed = _document_text(data)
-    if failed is not None:
-        return None, failed.reason, failed.line
+    text = _document_text(data)
+    if isinstance(text, Parsed):
+        return None, text.reason, text.line
     value, reason, line = _json(text, False)
     if reason is None and not isinstance(value, list):
         reason = f"not a JSON array (got {_JSON_KIND[type(value)]})"
