@@ -468,6 +468,7 @@ def _test_case(raw: object, index: int, path: Path, eval_dir: Path) -> TestCase:
         where.at(".name").fail("missing required field")
     name = _required_string(obj["name"], where.at(".name"))
     where = _Where(path, name, None)
+    _only_keys(obj, _TEST_KEYS, where)
     if "promptFile" not in obj:
         where.at("promptFile").fail("missing required field")
     prompt_file = _required_string(obj["promptFile"], where.at("promptFile"))

@@ -167,6 +167,19 @@ def test_normalized_form_is_accepted() -> None:
         ([{"name": "a", "promptFile": "p.md"}], "a", "expect", "missing required field"),
         ([minimal("a", expect={"x": 1})], "a", "expect", "expected an array"),
         ([minimal("a", model=3)], "a", "model", "expected a string, got a number"),
+        (  # a misspelt key is an error, not a silent default (here: sonnet)
+            [minimal("a", modle="haiku")],
+            "a",
+            None,
+            'unknown key "modle" (expected "name", "type", "promptFile", "skillFile", '
+            '"agentFile", "model", "scaffold", "expect")',
+        ),
+        (  # checked before the required fields, so a misspelt one is named as such
+            [{"name": "a", "promtFile": "p.md", "expect": []}],
+            "a",
+            None,
+            'unknown key "promtFile"',
+        ),
         ([minimal("a", skillFile=True)], "a", "skillFile", "expected a string, got a boolean"),
         (
             [minimal("a", expect=[{"result-contains": "x"}, {}, {"skil-call": True}])],
