@@ -195,6 +195,8 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
     except RecursionError:  # deeper than PyYAML's recursive reader goes
         raise VarsError("--vars is nested too deeply to be read: e.g. "
                         "'{flaky_window: 3}'") from None
+    except ValueError as exc:  # a value YAML cannot convert: a 13th month, 4,301 digits
+        raise VarsError(f"--vars cannot be read ({exc}): e.g. '{{flaky_window: 3}}'") from None
     if not isinstance(given, dict):
         raise VarsError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
     return check_vars(given, declared)

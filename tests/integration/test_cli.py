@@ -560,6 +560,10 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
         # deeper than PyYAML's recursive reader goes: a RecursionError's traceback before
         (["build", "--vars", "{flaky_window: " + "[" * 1000 + "]" * 1000 + "}"],
          "--vars is nested too deeply to be read: e.g. '{flaky_window: 3}'"),
+        # a value YAML's reader cannot convert (a date instead of a run ID, with a 13th
+        # month): a ValueError's traceback before
+        (["build", "--vars", "{replace_run_ids: [2026-13-01]}"],
+         "--vars cannot be read (month must be in 1..12): e.g. '{flaky_window: 3}'"),
         # NaN passed "not negative" and made a build that found the lock held wait forever
         (["build", "--vars", "{lock_timeout_seconds: .nan}"], "--vars: lock_timeout_seconds "
          "must be a finite number, not nan"),

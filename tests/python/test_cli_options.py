@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import pytest
+
 from skillwalker_py.cli import build_parser
 
 
@@ -51,3 +53,22 @@ def test_the_compare_gate_reads_every_row_as_one_line() -> None:
         "zero: cost rose from $0.0000 to $2.0000 (a rise of at most 20% allowed)",
         "over: cost rose 25.0% from $1.0000 to $1.2500 (a rise of at most 20% allowed)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("{replace_run_ids: [2026-02-30]}", "day is out of range for month"),
+        ("{flaky_window: !!int three}", "invalid literal for int() with base 10: 'three'"),
+        ("{flaky_window: " + "1" * 4301 + "}", "Exceeds the limit (4300 digits)"),
+    ],
+)
+def test_vars_yaml_cannot_convert_are_a_vars_error(text: str, reason: str) -> None:
+    """PyYAML raises ValueError, not YAMLError, for a value it cannot convert; each was a
+    traceback of `skillwalker-data build --vars` (the command prints a VarsError's line)."""
+    from skillwalker_py.pipeline.project import VarsError, validate_vars
+
+    with pytest.raises(VarsError) as info:
+        validate_vars(text, {"flaky_window": 5, "replace_run_ids": []})
+    assert str(info.value).startswith(f"--vars cannot be read ({reason}")
+    assert str(info.value).endswith("): e.g. '{flaky_window: 3}'")
