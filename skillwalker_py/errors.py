@@ -91,6 +91,10 @@ class ConfigError(SkillwalkerError, ValueError):
         return self._render()
 
 
+RUN_ID_SHAPE = "expected YYYYMMDDTHHMMSS"
+"""The reason of a value that is not shaped like a run ID (:class:`InvalidRunIdError`)."""
+
+
 class InvalidRunIdError(SkillwalkerError, ValueError):
     """A test run ID is not ``YYYYMMDDTHHMMSS``, or not a real date and time.
 
@@ -103,7 +107,7 @@ class InvalidRunIdError(SkillwalkerError, ValueError):
     "invalid test run ID '20261301T000000': month 13 is out of range 01-12"
     """
 
-    def __init__(self, value: object, reason: str = "expected YYYYMMDDTHHMMSS") -> None:
+    def __init__(self, value: object, reason: str = RUN_ID_SHAPE) -> None:
         self.value = value
         self.reason = reason
         super().__init__(f"invalid test run ID {value!r}: {reason}")

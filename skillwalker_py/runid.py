@@ -28,7 +28,7 @@ import re
 from datetime import UTC, datetime
 from typing import Final
 
-from skillwalker_py.errors import InvalidRunIdError, RunIdListError
+from skillwalker_py.errors import RUN_ID_SHAPE, InvalidRunIdError, RunIdListError
 
 __all__ = [
     "RUN_ID_PATTERN",
@@ -47,7 +47,7 @@ RUN_ID_PATTERN: Final = r"^\d{8}T\d{6}$"
 # accepting a trailing newline.
 _RUN_ID_RE: Final = re.compile(RUN_ID_PATTERN, re.ASCII)
 
-_SHAPE_REASON: Final = "expected YYYYMMDDTHHMMSS"
+_SHAPE_REASON: Final = RUN_ID_SHAPE
 # The parts of a run ID after its shape: name, where it stands (a slice), lowest and highest
 # value (the day's highest, None: the last day of its month). The Python check and the
 # SQL one (run_id_problem_sql) are both made from this table, with the same reasons.

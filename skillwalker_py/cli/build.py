@@ -22,19 +22,20 @@ from typing import Any
 
 from skillwalker_py import lake, queries
 from skillwalker_py.cli.common import (
+    RUN_ALIASES,
     UsageError,
     lake_config,
     paths,
     project_dir,
     require_utf8,
     resolve_run,
+    run_argument,
 )
 from skillwalker_py.cli.progress import PREFIX, Progress, lake_name
-from skillwalker_py.errors import InvalidRunIdError, MarkerFileError
+from skillwalker_py.errors import MarkerFileError
 from skillwalker_py.markers import read_reevaluated_runs
 from skillwalker_py.pipeline import invocation, lock, plan, project, provenance
 from skillwalker_py.pipeline import state as build_state
-from skillwalker_py.runid import validate_run_id
 
 __all__ = ["register"]
 
@@ -378,13 +379,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     config = lake_config(args, as_of=False)
     if queries.connect(config) is None:
         raise UsageError(f"no built data in {lake_name(config)}: nothing to forget")
-    runs = sorted({resolve_run(config, r) if r in ("latest", "previous") else r
+    runs = sorted({resolve_run(config, r) if run_argument(r) in RUN_ALIASES else r
                    for r in args.run_ids})  # fmt: skip
-    for run in runs:
-        try:
-            validate_run_id(run)
-        except InvalidRunIdError as exc:
-            raise UsageError(str(exc)) from None
     in_lake = build_state.runs_in_lake(config)
     unknown = [r for r in runs if r not in in_lake]
     if unknown:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillwalker_py import queries
-from skillwalker_py.errors import NotFoundError
+from skillwalker_py.errors import RUN_ID_SHAPE, InvalidRunIdError, NotFoundError
 from skillwalker_py.lake import LakeConfig, at_build, require_lake
 from skillwalker_py.pipeline.lines import shown_path
 from skillwalker_py.pipeline.project import SHARE, is_share
@@ -181,6 +181,28 @@ RunKind = Literal["test", "scil", "acil", "loop"]
 RUN_ALIASES = ("latest", "previous")
 """Names that stand for a run ID wherever one is expected."""
 
+
+def run_argument(value: str) -> str:
+    """``value`` when it is a run ID or one of :data:`RUN_ALIASES`, else a UsageError that
+    names both forms (``run lastest``: ``expected YYYYMMDDTHHMMSS, latest or previous``).
+
+    >>> run_argument("latest"), run_argument("20260306T120500")
+    ('latest', '20260306T120500')
+    >>> run_argument("lastest")
+    Traceback (most recent call last):
+    ...
+    skillwalker_py.cli.common.UsageError: invalid test run ID 'lastest': expected \
+YYYYMMDDTHHMMSS, latest or previous
+    """
+    if value in RUN_ALIASES:
+        return value
+    try:
+        return validate_run_id(value)
+    except InvalidRunIdError as exc:
+        if exc.reason == RUN_ID_SHAPE:
+            exc = InvalidRunIdError(value, f"{RUN_ID_SHAPE}, {' or '.join(RUN_ALIASES)}")
+        raise UsageError(str(exc)) from None
+
 _RUN_SOURCES: dict[str, tuple[str, str]] = {
     "test": ("test_run_status", "true"),
     "scil": ("loop_health", "loop_type = 'scil'"),
@@ -199,8 +221,7 @@ def resolve_run(config: LakeConfig, value: str, kind: RunKind = "test") -> str:
     """A run ID of the lake, or ``latest`` / ``previous``: the newest test run (SCIL or ACIL
     run for ``kind`` scil/acil, either for ``loop``) of the lake and the one before it. A
     run the lake does not have is a UsageError naming the nearest run IDs it has."""
-    if value not in RUN_ALIASES:
-        validate_run_id(value)
+    run_argument(value)
     view, where = _RUN_SOURCES[kind]
     rows = queries.query_sql(
         config,

@@ -261,7 +261,8 @@ def test_tables_show_files_relative_to_the_output_folder(cli: Cli, ids: dict[str
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "lastest"], "invalid test run ID 'lastest'"),
+        (["run", "lastest"], "invalid test run ID 'lastest': expected YYYYMMDDTHHMMSS, latest "
+         "or previous"),
         (["acil", "previous"], "there is no previous run: the lake has 1 ACIL runs"),
         (["run", "20200101T000000"], "Test run not found: 20200101T000000"),
         (["compare", "20200101T000000", "{r3}"], "Test run not found: 20200101T000000"),

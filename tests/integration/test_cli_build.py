@@ -405,6 +405,9 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
     assert unknown.stderr == (
         f"skillwalker-data: error: not in the lake {project.lake_dir}: 20200101T000000\n"
     )
+    mistyped = _cli(project, "forget", "20200101T000000", "lastest", code=2)
+    assert mistyped.stderr == ("skillwalker-data: error: invalid test run ID 'lastest': expected "
+                               "YYYYMMDDTHHMMSS, latest or previous\n")  # fmt: skip
 
     # another build holds the lake: forget waits, then stops before it deletes a file
     holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(project.lake_dir)],
