@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+from datetime import date, datetime
 from pathlib import Path
 
 __all__ = [
@@ -119,13 +120,27 @@ class RunIdListError(InvalidRunIdError):
 
     >>> str(RunIdListError("replace_run_ids", "nope", "expected YYYYMMDDTHHMMSS"))
     "replace_run_ids: 'nope' is not a run ID (expected YYYYMMDDTHHMMSS)"
+
+    A date that YAML read from ``--vars`` (``[2026-03-01]``) is shown as it was written:
+
+    >>> str(RunIdListError("replace_run_ids", date(2026, 3, 1), "expected YYYYMMDDTHHMMSS"))
+    'replace_run_ids: 2026-03-01 (a date) is not a run ID (expected YYYYMMDDTHHMMSS)'
     """
 
     def __init__(self, var: str, value: object, reason: str) -> None:
         self.var = var
         self.value = value
         self.reason = reason
-        SkillwalkerError.__init__(self, f"{var}: {value!r} is not a run ID ({reason})")
+        SkillwalkerError.__init__(self, f"{var}: {_shown(value)} is not a run ID ({reason})")
+
+
+def _shown(value: object) -> str:
+    """``value`` in an error: its repr, but a date or a time as it was written."""
+    if isinstance(value, datetime):
+        return f"{value.isoformat()} (a date and time)"
+    if isinstance(value, date):
+        return f"{value.isoformat()} (a date)"
+    return repr(value)
 
 
 class JsonlFormatError(SkillwalkerError, ValueError):

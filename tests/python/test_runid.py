@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -180,6 +180,12 @@ def test_a_run_id_list_var_is_a_list_or_a_comma_separated_string(
          "(day 30 is out of range 01-28 for 2026-02)"),
         ([""], "forget_run_ids: '' is not a run ID (expected YYYYMMDDTHHMMSS)"),
         ([20260316], "forget_run_ids: 20260316 is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        # the dates and times YAML reads from --vars: as written, not datetime.date(2026, 3, 1)
+        ([date(2026, 3, 1)],
+         "forget_run_ids: 2026-03-01 (a date) is not a run ID (expected YYYYMMDDTHHMMSS)"),
+        (datetime(2026, 3, 1, 9, 30),
+         "forget_run_ids: 2026-03-01T09:30:00 (a date and time) is not a run ID (expected a "
+         "list, or one comma-separated string)"),
         (5, "forget_run_ids: 5 is not a run ID (expected a list, or one comma-separated string)"),
     ],
 )
