@@ -47,7 +47,6 @@ RUN_ID_PATTERN: Final = r"^\d{8}T\d{6}$"
 # accepting a trailing newline.
 _RUN_ID_RE: Final = re.compile(RUN_ID_PATTERN, re.ASCII)
 
-_SHAPE_REASON: Final = RUN_ID_SHAPE
 # The parts of a run ID after its shape: name, where it stands (a slice), lowest and highest
 # value (the day's highest, None: the last day of its month). The Python check and the
 # SQL one (run_id_problem_sql) are both made from this table, with the same reasons.
@@ -64,7 +63,7 @@ _PARTS: Final = (
 def _problem(value: object) -> str | None:
     """Return what is wrong with *value* as a run ID, or None when it is valid."""
     if not isinstance(value, str) or _RUN_ID_RE.fullmatch(value) is None:
-        return _SHAPE_REASON
+        return RUN_ID_SHAPE
     for name, start, end, low, high in _PARTS:
         width, number, suffix = end - start, int(value[start:end]), ""
         if high is None:
@@ -93,7 +92,7 @@ def run_id_problem_sql(expr: str) -> str:
         return f"{expr}[{start + 1}:{end}]"
 
     whens = [f"when {expr} is null or not regexp_full_match({expr}, '{RUN_ID_PATTERN}') "
-             f"then '{_SHAPE_REASON}'"]
+             f"then '{RUN_ID_SHAPE}'"]
     for name, start, end, low, high in _PARTS:
         width, suffix = end - start, "''"
         if high is None:

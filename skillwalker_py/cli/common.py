@@ -203,6 +203,7 @@ YYYYMMDDTHHMMSS, latest or previous
             exc = InvalidRunIdError(value, f"{RUN_ID_SHAPE}, {' or '.join(RUN_ALIASES)}")
         raise UsageError(str(exc)) from None
 
+
 _RUN_SOURCES: dict[str, tuple[str, str]] = {
     "test": ("test_run_status", "true"),
     "scil": ("loop_health", "loop_type = 'scil'"),
