@@ -191,11 +191,15 @@ def _find_with_yaml(text: str, begin: int, finish: int) -> _Found:
 
 def _safe_load(block: str) -> Any:
     """``yaml.safe_load``; YAML nested too deeply for PyYAML's recursive reader (a few
-    hundred levels) raises a YAMLError, not a RecursionError."""
+    hundred levels) or a value it cannot convert (``created: 2026-13-01``, a 13th month)
+    raises a YAMLError, not a RecursionError or a ValueError. (``--vars`` has the same two
+    catches, with its own words: :func:`skillwalker_py.pipeline.project.validate_vars`.)"""
     try:
         return yaml.safe_load(block)
     except RecursionError:
         raise yaml.YAMLError("nested too deeply to be read") from None
+    except ValueError as exc:
+        raise yaml.YAMLError(f"a value that cannot be read: {exc}") from None
 
 
 def _loads_as_mapping(block: str) -> bool:

@@ -242,6 +242,21 @@ def test_yaml_nested_deeper_than_pyyaml_reads_is_a_frontmatter_error() -> None:
     assert replace_description(text(100), "new") == text(100).replace("old", '"new"')
 
 
+def test_a_value_yaml_cannot_convert_is_a_frontmatter_error() -> None:
+    """A date with a 13th month beside the description: PyYAML's ``safe_load`` raises a
+    ValueError, which came out of replace_description as it was; a real date is kept."""
+    def text(created: str) -> str:
+        return f"---\nname: x\ncreated: {created}\ndescription: old\n---\nbody\n"
+
+    assert parse_description(text("2026-13-01")) == "old"
+    with pytest.raises(FrontmatterError) as info:
+        replace_description(text("2026-13-01"), "new")
+    assert str(info.value) == ("the frontmatter is not valid YAML outside its description "
+                               "(a value that cannot be read: month must be in 1..12)")
+    assert replace_description(text("2026-12-01"), "new") == text("2026-12-01").replace(
+        "old", '"new"')
+
+
 def test_yaml_double_quoted_escapes() -> None:
     assert yaml_double_quoted('a"b\\c\nd\te\r') == '"a\\"b\\\\c\\nd\\te\\r"'
     assert yaml_double_quoted("\x00\x85\u2028\ufeff😀é") == '"\\x00\\x85\\u2028\\uFEFF😀é"'
