@@ -40,30 +40,59 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
 
 # Readers share one DuckDB instance per process (loading the two extensions costs 0.1-0.2
 # s of CPU per instance: their signature check). connect() finds the last finished build
-# with an attach of the lake at its newest snapshot in that instance, read and detached
-# at once, so nothing about a lake is remembered between two calls but the snapshot read.
-# That snapshot is attached as `lake`, pinned, and known by its lake, id and commit time
-# (a lake folder replaced at the same path has other commit times). The comparison
-# macros stored in the lake name their tables `lake.main.<name>` (DuckLake rewrites a
-# view's tables to the alias it is attached under, not a macro's), so an instance holds
-# one snapshot as `lake`: the process's instance holds the one read last once no cursor
-# of an earlier one is left; a snapshot read while a cursor of another one is still open
-# (a connection kept open, `--as-of` beside the latest) is attached in an instance of
-# its own, of which a few are kept, the least recently used dropped (open cursors keep
-# theirs alive).
+# with an attach of the lake at its newest snapshot (a "head"), read and detached at once,
+# so nothing about a lake is remembered between two calls but the snapshot read. That
+# snapshot is attached as `lake`, pinned, and known by its lake, id and commit time (a
+# lake folder replaced at the same path has other commit times). The comparison macros
+# stored in the lake name their tables `lake.main.<name>` (DuckLake rewrites a view's
+# tables to the alias it is attached under, not a macro's), so an instance holds one
+# snapshot as `lake`: the process's instance holds the one read last once no cursor of an
+# earlier one is left; a snapshot read while a cursor of another one is still open (a
+# connection kept open, `--as-of` beside the latest) is attached in an instance of its
+# own, of which a few are kept, the least recently used dropped (open cursors keep theirs
+# alive).
+#
+# The process's instance attaches and detaches (`lake`, a head) only while none of its
+# cursors is handed out, the lock held: a DuckLake detached in one thread makes a
+# statement of another thread of the same instance that lists tables (`duckdb_tables()`,
+# `SHOW ALL TABLES`, information_schema) fail with "Catalog __ducklake_metadata_<alias>
+# does not exist" (docs/upstream/detach-race.md reproduces it). A head read while a cursor
+# is handed out is read in the heads' instance, which hands out none.
+
+
+class _Instance:
+    """A reader instance made on first use, and the extension files loaded into it."""
+
+    def __init__(self) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.loaded: set[str] = set()
+
+    def get(self, catalog: str) -> duckdb.DuckDBPyConnection:
+        if self.con is None:
+            con = duckdb.connect()
+            _prepare_reader(con, catalog)
+            self.con = con
+            self.loaded = set(extension_files(catalog))
+        missing = [f for f in extension_files(catalog) if f not in self.loaded]
+        if missing:  # a PostgreSQL catalog read after an embedded lake
+            load_extensions(self.con, catalog)
+            self.loaded.update(missing)
+        return self.con
+
+
 _CACHE_LOCK = threading.Lock()
-_PROCESS: duckdb.DuckDBPyConnection | None = None
-"""The process's reader instance (:func:`_process_instance`)."""
-_LOADED: set[str] = set()
-"""The extension files loaded into it."""
+_PROCESS = _Instance()
+"""The process's reader instance, which hands out the cursors."""
+_HEADS = _Instance()
+"""The instance of the heads read while a cursor of the process's is handed out."""
 _PROCESS_SNAPSHOT: tuple[object, ...] | None = None
-"""The snapshot attached as ``lake`` in it."""
+"""The snapshot attached as ``lake`` in the process's instance."""
 _PROCESS_CURSORS: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 """The cursors of it handed out that are still referenced."""
 _PINNED: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
 """Other snapshots, each attached as ``lake`` in an instance of its own."""
 _MAX_PINNED = 4
-_HEADS = itertools.count()
+_HEAD_NUMBERS = itertools.count()
 
 
 def _prepare_reader(con: duckdb.DuckDBPyConnection, catalog: str | None) -> None:
@@ -74,28 +103,28 @@ def _prepare_reader(con: duckdb.DuckDBPyConnection, catalog: str | None) -> None
     con.execute(CONSISTENT_CATALOG_READS)
 
 
-def _process_instance(catalog: str) -> duckdb.DuckDBPyConnection:
-    global _PROCESS
-    if _PROCESS is None:
-        con = duckdb.connect()
-        _prepare_reader(con, catalog)
-        _PROCESS = con
-        _LOADED.update(extension_files(catalog))
-    missing = [f for f in extension_files(catalog) if f not in _LOADED]
-    if missing:  # a PostgreSQL catalog read after an embedded lake
-        load_extensions(_PROCESS, catalog)
-        _LOADED.update(missing)
-    return _PROCESS
+@contextmanager
+def _head(config: LakeConfig) -> Iterator[tuple[duckdb.DuckDBPyConnection, str] | None]:
+    """A cursor with the lake attached read-only at its newest snapshot under a fresh
+    alias (detached after), and that alias; None when the lake does not exist (a catalog
+    server in which no build has created it). In the process's instance, the lock held,
+    when none of its cursors is handed out; else in the heads' instance."""
+    with _CACHE_LOCK:
+        if not _PROCESS_CURSORS:
+            with _attached_head(_PROCESS.get(config.catalog), config) as head:
+                yield head
+            return
+        instance = _HEADS.get(config.catalog)
+    with _attached_head(instance, config) as head:
+        yield head
 
 
 @contextmanager
-def _head(config: LakeConfig) -> Iterator[tuple[duckdb.DuckDBPyConnection, str] | None]:
-    """A cursor of the process's instance with the lake attached read-only at its newest
-    snapshot under a fresh alias (detached after), and that alias; None when the lake does
-    not exist (a catalog server in which no build has created it)."""
-    with _CACHE_LOCK:
-        cur = _process_instance(config.catalog).cursor()
-    alias = f"sw_head_{next(_HEADS)}"
+def _attached_head(
+    instance: duckdb.DuckDBPyConnection, config: LakeConfig
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, str] | None]:
+    cur = instance.cursor()
+    alias = f"sw_head_{next(_HEAD_NUMBERS)}"
     try:
         try:
             config.attach(cur, alias)
@@ -159,7 +188,7 @@ def _pinned_cursor(
     global _PROCESS_SNAPSHOT
     parent = _PINNED.pop(key, None)
     if parent is None and (key == _PROCESS_SNAPSHOT or not _PROCESS_CURSORS):
-        parent = _process_instance(config.catalog)
+        parent = _PROCESS.get(config.catalog)
         if key != _PROCESS_SNAPSHOT:
             _PROCESS_SNAPSHOT = None
             parent.execute(f"DETACH DATABASE IF EXISTS {ALIAS}")
@@ -167,12 +196,12 @@ def _pinned_cursor(
             _PROCESS_SNAPSHOT = key
     elif parent is None:
         parent = _instance(config, ALIAS, snapshot)
-    if parent is not _PROCESS:
+    if parent is not _PROCESS.con:
         _PINNED[key] = parent  # most recently used last
         while len(_PINNED) > _MAX_PINNED:
             _PINNED.popitem(last=False)  # open cursors keep their instance alive
     cur = parent.cursor()
-    if parent is _PROCESS:
+    if parent is _PROCESS.con:
         _PROCESS_CURSORS.add(cur)
     set_threads(cur)  # SKILLWALKER_THREADS as it is now (an instance's setting)
     cur.execute(f"USE {ALIAS}")
