@@ -205,16 +205,11 @@ def _read(con: duckdb.DuckDBPyConnection | None) -> list[tuple[object, ...]]:
 
 @pytest.fixture
 def fresh_readers(monkeypatch: pytest.MonkeyPatch) -> list[duckdb.DuckDBPyConnection]:
-    """The process's reader instance as in a new process; the instances that load the
-    extensions (each load is one DuckDB instance made)."""
-    import weakref
+    """The readers' instances as in a new process; the instances that load the extensions
+    (each load is one DuckDB instance made)."""
     from collections import OrderedDict
 
-    monkeypatch.setattr(readers, "_PROCESS", readers._Instance())
-    monkeypatch.setattr(readers, "_HEADS", readers._Instance())
-    monkeypatch.setattr(readers, "_PROCESS_SNAPSHOT", None)
-    monkeypatch.setattr(readers, "_PROCESS_CURSORS", weakref.WeakSet())
-    monkeypatch.setattr(readers, "_PINNED", OrderedDict())
+    monkeypatch.setattr(readers, "_BUILDS", OrderedDict())
     loads: list[duckdb.DuckDBPyConnection] = []
     load = lake.load_extensions
 
@@ -227,15 +222,14 @@ def fresh_readers(monkeypatch: pytest.MonkeyPatch) -> list[duckdb.DuckDBPyConnec
     return loads
 
 
-def test_a_process_reads_its_builds_in_one_duckdb_instance(
+def test_a_process_keeps_one_duckdb_instance_per_build_it_reads(
     tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
 ) -> None:
-    """The last finished build is found and read in the process's one DuckDB instance (the
-    extensions' signature check costs 0.1-0.2 s of CPU per instance), and so is every
-    later build read once no connection of the earlier one is open; a build read while a
-    connection of another is still open gets an instance of its own, and the lake's
-    newest snapshot is then read in the heads' instance (one per process); each
-    connection reads its own build, with consistent catalog reads."""
+    """Each build a process reads is attached in a DuckDB instance of its own, kept for
+    the next connection to it (the extensions' signature check costs 0.1-0.2 s of CPU per
+    instance): a process that reads one build makes one instance; the newest build is
+    found through a kept instance of the lake. Each connection reads its own build, with
+    consistent catalog reads."""
     loads = fresh_readers
     first, second, _third = _finished_builds(tmp_path, 1, 2, 3)
     loads.clear()  # the writer's
@@ -244,17 +238,30 @@ def test_a_process_reads_its_builds_in_one_duckdb_instance(
     assert latest is not None
     assert latest.execute(
         "select current_setting('sqlite_disable_multithreaded_scans')").fetchone() == (True,)
-    assert len(loads) == 1
+    assert len(loads) == 1  # found and read in one instance
     older = lake.LakeConfig(config.catalog, config.data_path, snapshot=first)
     assert _read(lake.connect(older)) == [(1,)]
-    assert len(loads) == 3  # read while `latest` was open: the heads', and its own
-    assert _read(lake.connect(tmp_path)) == [(3,)]  # `latest`'s snapshot: its instance
+    assert len(loads) == 2  # another build: an instance of its own
+    assert _read(lake.connect(tmp_path)) == [(3,)]  # `latest`'s build, `latest`'s instance
     assert _read(latest) == [(3,)]
-    assert len(loads) == 3
-    del latest  # no connection left: another build is read in the process's instance
+    assert len(loads) == 2
     assert _read(lake.connect(tmp_path, snapshot=second)) == [(2,)]
-    assert _read(lake.connect(older)) == [(1,)]  # read in its own instance again
-    assert len(loads) == 3 and len(readers._PINNED) == 1
+    assert _read(lake.connect(older)) == [(1,)]  # its instance, kept
+    assert _read(lake.connect(tmp_path)) == [(3,)]
+    assert len(loads) == 3 and len(readers._BUILDS) == 3
+
+
+def test_a_cursor_made_from_a_connection_keeps_its_build(
+    tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
+) -> None:
+    """``lake.connect(...).cursor()`` (the connection itself dropped) reads its build
+    however many other builds the process reads after (it read the last one read)."""
+    first, _second = _finished_builds(tmp_path, 1, 2)
+    cursor = lake.connect(tmp_path, snapshot=first).cursor()  # type: ignore[union-attr]
+    assert cursor.execute("select a from lake.t").fetchall() == [(1,)]
+    assert _read(lake.connect(tmp_path)) == [(2,)]
+    assert cursor.execute("select a from lake.t").fetchall() == [(1,)]
+    cursor.close()
 
 
 def test_a_connection_lists_tables_while_another_thread_connects(
@@ -308,7 +315,7 @@ def test_a_lake_replaced_at_the_same_path_is_read_afresh(
     assert _finished_builds(folder, 8) == [snap]  # the same snapshot id, another lake
     con = lake.connect(folder)
     assert con is not None and con.execute("select a from t").fetchall() == [(8,)]
-    assert len(fresh_readers) == 3  # two writers, one reader instance
+    assert len(fresh_readers) == 4  # two writers, one reader instance per lake
 
 
 @pytest.mark.parametrize(
