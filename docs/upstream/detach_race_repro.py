@@ -1,8 +1,9 @@
 """A DuckLake detached in one thread breaks a catalog listing in another (same instance).
 
-Standalone: needs only ``duckdb`` and the PyPI packages ``duckdb-extension-ducklake`` and
+Needs only ``duckdb`` and the PyPI packages ``duckdb-extension-ducklake`` and
 ``duckdb-extension-sqlite-scanner`` (same version as duckdb), loaded by path with the
-signature check on. See ``detach-race.md`` beside it.
+signature check on by ``load_extensions`` of ``pinned_reader_repro.py`` beside it. See
+``detach-race.md``.
 
 One DuckDB instance, two threads, each with cursors of its own:
 
@@ -28,17 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 import duckdb
-
-
-def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
-    """LOAD ducklake and sqlite_scanner from their PyPI packages (signature check on)."""
-    import duckdb_extension_ducklake  # type: ignore[import-untyped]
-    import duckdb_extension_sqlite_scanner  # type: ignore[import-untyped]
-
-    for module, name in ((duckdb_extension_ducklake, "ducklake"),
-                         (duckdb_extension_sqlite_scanner, "sqlite_scanner")):
-        path = Path(module.__file__).parent / "extensions" / f"v{duckdb.__version__}"
-        con.execute(f"LOAD '{path / (name + '.duckdb_extension')}'")
+from pinned_reader_repro import load_extensions
 
 
 def main() -> None:
