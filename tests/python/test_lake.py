@@ -255,7 +255,8 @@ def test_a_cursor_made_from_a_connection_keeps_its_build(
     tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
 ) -> None:
     """``lake.connect(...).cursor()`` (the connection itself dropped) reads its build
-    however many other builds the process reads after (it read the last one read)."""
+    however many other builds the process reads after (it used to read whichever build
+    the process read last)."""
     first, _second = _finished_builds(tmp_path, 1, 2)
     cursor = lake.connect(tmp_path, snapshot=first).cursor()  # type: ignore[union-attr]
     assert cursor.execute("select a from lake.t").fetchall() == [(1,)]
@@ -270,18 +271,20 @@ def test_a_connection_lists_tables_while_another_thread_connects(
     """A connection that lists tables (``duckdb_tables()``, what ``SHOW ALL TABLES`` and
     information_schema read) while another thread of the process connects over and over
     never fails: nothing is detached in the instance of an open connection (a DuckLake
-    detached meanwhile made the listing fail one time in about a hundred,
+    detached meanwhile made about one listing in a hundred or two fail,
     docs/upstream/detach-race.md)."""
     _finished_builds(tmp_path, 1)
     held = lake.connect(tmp_path)
     assert held is not None
     stop = time.monotonic() + 4.0
-    connects: list[int] = []
+    connects: list[object] = []  # what each connection read, or the error
 
     def connect_over_and_over() -> None:
         while time.monotonic() < stop:
-            assert _read(lake.connect(tmp_path)) == [(1,)]
-            connects.append(1)
+            try:
+                connects.append(_read(lake.connect(tmp_path)))
+            except Exception as exc:  # every error is a failure of the guarantee
+                connects.append(f"{type(exc).__name__}: {exc}")
 
     thread = threading.Thread(target=connect_over_and_over)
     thread.start()
@@ -297,6 +300,7 @@ def test_a_connection_lists_tables_while_another_thread_connects(
         thread.join()
         held.close()
     assert not errors, f"{len(errors)} of {listings + len(errors)} listings failed: {errors[0]}"
+    assert [c for c in connects if c != [(1,)]] == []
     assert listings >= 100 and len(connects) >= 100, (listings, len(connects))
 
 
