@@ -147,31 +147,30 @@ def connect(
                 return None
             key = (*where, *found)
             with _CACHE_LOCK:
-                parent = _BUILDS.pop(key, None)
-                if parent is None and fresh is not None:
-                    config.attach(fresh, ALIAS, snapshot=found[0])
-                    parent, fresh = fresh, None
-                elif parent is None:
-                    parent = _instance(config, ALIAS, found[0])
+                parent = _BUILDS.get(key)
+            if parent is None:  # made outside the lock (the extensions' load takes a while)
+                if fresh is None:
+                    fresh = _prepared(config.catalog)
+                config.attach(fresh, ALIAS, snapshot=found[0])
+                parent = fresh
+            with _CACHE_LOCK:
+                other = _BUILDS.pop(key, None)
+                if other is not None:  # kept already, or meanwhile by another thread
+                    parent = other
+                elif parent is fresh:
+                    fresh = None
                 _BUILDS[key] = parent  # most recently used last
                 while len(_BUILDS) > _MAX_BUILDS:
                     _BUILDS.popitem(last=False)  # open cursors keep their instance alive
                 cursor = parent.cursor()
         finally:
-            if fresh is not None:  # another thread kept this build meanwhile
+            if fresh is not None:  # not needed: the build had an instance
                 fresh.close()
         set_threads(cursor)  # SKILLWALKER_THREADS as it is now (an instance's setting)
         cursor.execute(f"USE {ALIAS}")
         return cursor
     except (duckdb.Error, OSError) as exc:
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
-
-
-def _instance(config: LakeConfig, alias: str, snapshot: int | None) -> duckdb.DuckDBPyConnection:
-    con = open_instance(config, alias, snapshot=snapshot)
-    if con is None:
-        raise LakeError(f"the lake {config.catalog} does not exist (no build has run there)")
-    return con
 
 
 def open_instance(
