@@ -51,7 +51,8 @@ def finished_snapshot(con: duckdb.DuckDBPyConnection, alias: str) -> int | None:
 # that lake: a pinned attach lists every snapshot of the catalog, those committed after
 # it too, so this read attaches nothing. A lake no instance holds yet is read with an
 # attach at its newest snapshot (a "head") in a new instance, detached before that
-# instance is pinned to the build read and hands out its first cursor.
+# instance is pinned to the build read and hands out its first cursor. A kept instance
+# whose `lake` a user detached is no longer kept (_drop_detached).
 _CACHE_LOCK = threading.Lock()
 _BUILDS: OrderedDict[tuple[object, ...], duckdb.DuckDBPyConnection] = OrderedDict()
 """The builds read, by lake, snapshot and commit time, each attached as ``lake`` in an
@@ -130,47 +131,76 @@ def connect(
         return None
     if snapshot is None:
         snapshot = config.snapshot
-    where = (config.catalog, config.data_path)
     try:
-        with _CACHE_LOCK:
-            kept = next((i for k, i in reversed(_BUILDS.items()) if k[:2] == where), None)
-            reader = None if kept is None else kept.cursor()
-        fresh = None
         try:
-            if reader is not None:
-                with reader:
-                    found = _build_of(reader, ALIAS, snapshot)
-            else:
-                fresh = _prepared(config.catalog)
-                found = _head_build(fresh, config, snapshot)
-            if found is None:
-                return None
-            key = (*where, *found)
-            with _CACHE_LOCK:
-                parent = _BUILDS.get(key)
-            if parent is None:  # made outside the lock (the extensions' load takes a while)
-                if fresh is None:
-                    fresh = _prepared(config.catalog)
-                config.attach(fresh, ALIAS, snapshot=found[0])
-                parent = fresh
-            with _CACHE_LOCK:
-                other = _BUILDS.pop(key, None)
-                if other is not None:  # kept already, or meanwhile by another thread
-                    parent = other
-                elif parent is fresh:
-                    fresh = None
-                _BUILDS[key] = parent  # most recently used last
-                while len(_BUILDS) > _MAX_BUILDS:
-                    _BUILDS.popitem(last=False)  # open cursors keep their instance alive
-                cursor = parent.cursor()
-        finally:
-            if fresh is not None:  # not needed: the build had an instance
-                fresh.close()
-        set_threads(cursor)  # SKILLWALKER_THREADS as it is now (an instance's setting)
-        cursor.execute(f"USE {ALIAS}")
-        return cursor
+            return _connect(config, snapshot)
+        except duckdb.Error:
+            if not _drop_detached((config.catalog, config.data_path)):
+                raise
+            return _connect(config, snapshot)  # once more, without them
     except (duckdb.Error, OSError) as exc:
         raise LakeError(f"cannot open the lake {config.catalog}: {exc}") from exc
+
+
+def _drop_detached(where: tuple[str, str]) -> bool:
+    """Stop keeping the instances of the lake ``where`` in which ``lake`` is no longer
+    attached (a user ran ``DETACH lake`` on a connection: every connection of that
+    instance lost it); True when there was one. Their open connections keep them."""
+    with _CACHE_LOCK:
+        gone = [key for key, instance in _BUILDS.items()
+                if key[:2] == where and not _attached(instance)]
+        for key in gone:
+            del _BUILDS[key]
+    return bool(gone)
+
+
+def _attached(instance: duckdb.DuckDBPyConnection) -> bool:
+    with instance.cursor() as cur:
+        row = cur.execute("select count(*) from duckdb_databases() where database_name = ?",
+                          [ALIAS]).fetchone()
+    return row is not None and row[0] > 0
+
+
+def _connect(config: LakeConfig, snapshot: int | None) -> duckdb.DuckDBPyConnection | None:
+    """:func:`connect` of a resolved lake that exists."""
+    where = (config.catalog, config.data_path)
+    with _CACHE_LOCK:
+        kept = next((i for k, i in reversed(_BUILDS.items()) if k[:2] == where), None)
+        reader = None if kept is None else kept.cursor()
+    fresh = None
+    try:
+        if reader is not None:
+            with reader:
+                found = _build_of(reader, ALIAS, snapshot)
+        else:
+            fresh = _prepared(config.catalog)
+            found = _head_build(fresh, config, snapshot)
+        if found is None:
+            return None
+        key = (*where, *found)
+        with _CACHE_LOCK:
+            parent = _BUILDS.get(key)
+        if parent is None:  # made outside the lock (the extensions' load takes a while)
+            if fresh is None:
+                fresh = _prepared(config.catalog)
+            config.attach(fresh, ALIAS, snapshot=found[0])
+            parent = fresh
+        with _CACHE_LOCK:
+            other = _BUILDS.pop(key, None)
+            if other is not None:  # kept already, or meanwhile by another thread
+                parent = other
+            elif parent is fresh:
+                fresh = None
+            _BUILDS[key] = parent  # most recently used last
+            while len(_BUILDS) > _MAX_BUILDS:
+                _BUILDS.popitem(last=False)  # open cursors keep their instance alive
+            cursor = parent.cursor()
+    finally:
+        if fresh is not None:  # not needed: the build had an instance
+            fresh.close()
+    set_threads(cursor)  # SKILLWALKER_THREADS as it is now (an instance's setting)
+    cursor.execute(f"USE {ALIAS}")
+    return cursor
 
 
 def open_instance(

@@ -304,6 +304,25 @@ def test_a_connection_lists_tables_while_another_thread_connects(
     assert listings >= 100 and len(connects) >= 100, (listings, len(connects))
 
 
+def test_a_connection_whose_lake_a_user_detached_does_not_stop_the_next(
+    tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
+) -> None:
+    """``USE memory; DETACH lake`` on a connection detaches the build from every connection
+    of its instance; the process's next connections to the lake read it all the same (they
+    used to fail: 'Failed to find attached database "lake"'), in a new instance."""
+    first, _second = _finished_builds(tmp_path, 1, 2)
+    fresh_readers.clear()  # the writer's
+    older = lake.connect(tmp_path, snapshot=first)
+    latest = lake.connect(tmp_path)
+    assert older is not None and latest is not None
+    latest.execute("USE memory; DETACH lake")
+    assert _read(lake.connect(tmp_path)) == [(2,)]
+    assert _read(lake.connect(tmp_path, snapshot=first)) == [(1,)]
+    assert _read(older) == [(1,)]  # the other build's instance: kept, untouched
+    assert len(fresh_readers) == 3  # one per build, and one in place of the detached one
+    latest.close()
+
+
 def test_a_lake_replaced_at_the_same_path_is_read_afresh(
     tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
 ) -> None:
