@@ -184,8 +184,8 @@ def get_skill_invocations(events: Iterable[Mapping[str, Any]]) -> list[str]:
                 isinstance(result, Mapping) and result.get("success") is False
             )
             for block in results:
-                skill = pending.pop(block["tool_use_id"])
-                if not failed_event and block.get("is_error") is not True:
+                skill = pending.pop(block["tool_use_id"], None)  # None: a second result
+                if skill is not None and not failed_event and block.get("is_error") is not True:
                     names.append(skill)
     return names
 

@@ -311,6 +311,21 @@ def test_skill_invocations_from_odd_shapes_never_raise() -> None:
     assert get_agent_invocations(events) == []
 
 
+def test_a_call_answered_twice_in_one_event_counts_once() -> None:
+    """Two ``tool_result`` blocks of one call in one user event: one invocation (a raw
+    ``KeyError`` escaped ``get_skill_invocations`` before)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "pdf"}}
+    answer = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+    events: list[dict[str, Any]] = [
+        {"type": "assistant", "message": {"content": [call]}},
+        {"type": "user", "message": {"content": [answer, dict(answer)]}},
+    ]
+    assert get_skill_invocations(events) == ["pdf"]
+    failed = [events[0], {"type": "user", "message": {"content": [
+        {**answer, "is_error": True}, dict(answer)]}}]
+    assert get_skill_invocations(failed) == []  # the first answer decides
+
+
 def _agent_call(tool_id: str, subagent: str | None, name: str = "Agent") -> dict[str, Any]:
     tool_input: dict[str, Any] = {"prompt": "p"}
     if subagent is not None:
