@@ -122,7 +122,8 @@ def _describe(value: object) -> str:
 
 
 def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    """``text`` quoted as JSON, a lone surrogate shown as its escape (printable)."""
+    return json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
 
 
 def _string(value: object, where: _Where, *, required: bool = True) -> str | None:
@@ -197,7 +198,9 @@ def _threshold(value: object, where: _Where) -> float | None:
         where.fail(f"expected a number between 0 and 1, got {_describe(value)}")
     # the range alone: NaN and infinity fail it, and an int of 10**400 (too large for a float)
     if not 0 <= value <= 1:
-        where.fail(f"must be between 0 and 1, got {value!r}")
+        shown = ("an integer of 20 digits or more" if isinstance(value, int)
+                 and value.bit_length() > 64 else repr(value))  # repr fails past 4,300 digits
+        where.fail(f"must be between 0 and 1, got {shown}")
     return float(value)
 
 
@@ -328,6 +331,11 @@ def resolve_eval_path(
     base = Path(eval_dir)
     if "\x00" in relative:
         raise ConfigError(f"path {_quote(relative)} contains a NUL character")
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: "\ud800" in JSON
+        raise ConfigError(f"path {_quote(relative)} is not valid Unicode (a lone surrogate)") \
+            from None
     if (
         PurePosixPath(relative).is_absolute()
         or PureWindowsPath(relative).is_absolute()

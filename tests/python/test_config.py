@@ -319,6 +319,14 @@ def test_malformed_tests_json_names_file_test_and_field(
     assert str(err).startswith(str(eval_dir / "tests.json") + ": ")
 
 
+def test_a_threshold_too_long_to_print_is_a_config_error() -> None:
+    """A whole number past repr()'s 4,300 digits (Python callers: JSON refuses it) is
+    named without its digits (a raw ValueError escaped before)."""
+    with pytest.raises(ConfigError, match="between 0 and 1, got an integer of 20 digits or more"):
+        normalize_expectation({"llm-judge": {"rubricFile": "r.md", "threshold": 10**5000}},
+                              test="t", field="expect[0]")
+
+
 @pytest.mark.parametrize(
     ("raw", "line", "column"),
     [
@@ -437,6 +445,12 @@ def test_resolve_and_read_prompt_file(tmp_path: Path) -> None:
         resolve_prompt_path(eval_dir, "prompts/../../x.md")
     with pytest.raises(ConfigError, match="NUL"):
         resolve_eval_path(eval_dir, "a\x00b")
+    # "\ud800" in JSON: a lone surrogate, no file name; the message prints (its escape)
+    with pytest.raises(ConfigError, match=r'path "p\\ud800.md" is not valid Unicode') as err:
+        resolve_eval_path(eval_dir, "p\ud800.md")
+    str(err.value).encode("utf-8")
+    with pytest.raises(ConfigError, match="not valid Unicode"):
+        read_prompt_file(eval_dir, "prompts/\udce9.md")
 
 
 def test_validate_scaffolds(tmp_path: Path) -> None:
