@@ -7,9 +7,10 @@ written in any YAML style: plain, single- or double-quoted, or a block scalar
 ``|+``, ``>2``).
 
 :func:`replace_description` changes only the bytes of the description's
-value: every other key, comment, blank line, the key order and the body stay
-byte-identical. The new value is written as a one-line double-quoted YAML
-scalar with JSON-style escapes, so any text (quotes, backslashes, ``#``,
+value (with the spaces and tabs that end its last line): every other key,
+comment, blank line, the key order and the body stay byte-identical. The
+new value is written as a one-line double-quoted YAML scalar with JSON-style
+escapes, so any text (quotes, backslashes, ``#``,
 ``: ``, newlines, ``---``, leading ``-``/``>``/``|``/``*``/``&``/``!``,
 Unicode) loads back exactly with ``yaml.safe_load``. An anchor on the old
 value is kept; a tag is dropped; a comment after a block scalar's header
@@ -185,8 +186,17 @@ def _find_with_yaml(text: str, begin: int, finish: int) -> _Found:
         comment = re.search(r"[ \t]+#.*$", header)
         if comment is not None:
             suffix = comment.group(0)
-        end = start + len(region.rstrip(" \t\r\n"))
+        end = start + _through_last_line(region)
     return _Found(begin + start, begin + end, value, False, prefix, suffix)
+
+
+def _through_last_line(region: str) -> int:
+    """The length of ``region`` up to the line break of its last line that holds text: the
+    spaces and tabs that end that line are replaced with the value (a tab left after the
+    new quoted value is invalid YAML to PyYAML); the blank lines after it stay."""
+    cut = region.find("\n", len(region.rstrip(" \t\r\n")))
+    cut = len(region) if cut < 0 else cut
+    return cut - 1 if region.endswith("\r", 0, cut) else cut
 
 
 def _safe_load(block: str) -> Any:
@@ -266,11 +276,10 @@ def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> 
     mark = getattr(error, "problem_mark", None)
     if mark is None or mark.index < match.start():
         raise FrontmatterError(problem)  # not a YAML syntax error in or after the description
-    if stop == len(block):  # no later key: unless a later key line broke the YAML
-        broken = block.rfind("\n", 0, mark.index) + 1
-        if (broken > match.end() and _TOP_KEY.match(block, broken)
-                and _loads_as_mapping(block[:broken])):
-            raise FrontmatterError(problem)  # e.g. `note: see: docs` after a valid description
+    broken = block.rfind("\n", 0, mark.index) + 1  # a later key line broke the YAML
+    if broken > match.end() and _TOP_KEY.match(block, broken) and _loads_as_mapping(
+            block[:broken]):
+        raise FrontmatterError(problem)  # e.g. `note: see: docs` after a valid description
     value_start = match.start("rest")
     region = block[value_start:stop].rstrip(" \t\r\n")
     lines = [line.rstrip(" \t\r") for line in region.split("\n")]
@@ -278,7 +287,7 @@ def _find_by_line(text: str, begin: int, finish: int, error: yaml.YAMLError) -> 
     value = "\n".join([first, *_dedent(lines[1:])]).strip("\n")
     if not value or value[0] in _NOT_PLAIN:
         raise FrontmatterError(problem)
-    end = begin + value_start + len(region)
+    end = begin + value_start + _through_last_line(block[value_start:stop])
     if not first:  # the value starts on a later line: write the new one after the colon
         return _Found(begin + value_start, end, value, True, "", "")
     skipped = len(lines[0]) - len(first)

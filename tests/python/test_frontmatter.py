@@ -166,6 +166,20 @@ def test_replace_changes_only_the_description(
             "---\nname: x\ndescription: Use when: the user asks\n---\n",
             '---\nname: x\ndescription: "new"\n---\n',
         ),
+        # a tab ending the value's last line goes with it (PyYAML refuses a tab after the
+        # new quoted value); the blank line after it stays
+        (
+            "---\nname: x\ndescription: |\n  Refactors code.\t\n\nmodel: sonnet\n---\n",
+            '---\nname: x\ndescription: "new"\n\nmodel: sonnet\n---\n',
+        ),
+        (
+            "---\r\ndescription: >-\r\n  a\r\n  b \t\r\nmodel: sonnet\r\n---\r\n",
+            '---\r\ndescription: "new"\r\nmodel: sonnet\r\n---\r\n',
+        ),
+        (  # not valid YAML (a tab after a plain value): read by line, replaced with the tab
+            "---\nname: x\ndescription: Refactors code.\t\nmodel: sonnet\n---\n",
+            '---\nname: x\ndescription: "new"\nmodel: sonnet\n---\n',
+        ),
     ],
     ids=[
         "block-comment",
@@ -176,6 +190,9 @@ def test_replace_changes_only_the_description(
         "flow",
         "bom-tag",
         "invalid-yaml-line",
+        "block-trailing-tab",
+        "block-trailing-tab-crlf",
+        "invalid-yaml-trailing-tab",
     ],
 )
 def test_replace_exact_bytes(text: str, expected: str) -> None:
@@ -480,6 +497,8 @@ def test_indented_continuation_lines_are_dedented(nl: str) -> None:
         (("name: r", "description: Reviews code.", "model: sonnet", "tools: Read, Grep",
           "note: see: docs"), 6),
         (("description: Reviews code.", "argument-hint: <file>: the file to review"), 3),
+        # ... and a valid key after it: `note` was read into the description, and deleted
+        (("name: x", "description: Use when asked", "note: see: docs", "model: sonnet"), 4),
     ],
 )
 def test_invalid_frontmatter_that_is_not_a_description_raises_naming_the_line(
