@@ -51,7 +51,7 @@ from skillwalker_py.errors import JsonlFormatError, JsonlRecordError
 from skillwalker_py.jsonline import (
     MAX_NESTING,
     nested_too_deep,
-    parse_text,
+    parse_decoded,
     read_lines,
     replace_lone_surrogates,
 )
@@ -303,7 +303,7 @@ def _serialize(record: Mapping[str, Any]) -> bytes:
         data = text.encode("utf-8")
     # read back by the reader's rule set (nested too deep, two keys that read as one):
     # what it refuses is not written, and the walk names the field
-    refused = parse_text(text).reason
+    refused = parse_decoded(text).reason  # encoded to UTF-8 above: holds no surrogate
     if refused is not None:
         field, reason = _find_problem(record, ValueError(refused))
         raise JsonlRecordError(_short(field), reason)

@@ -42,7 +42,8 @@ object            the value is an object: ``not a JSON object (got array)`` (``s
                   (:func:`parse_array_document`)
 lone surrogates   an escape of half a UTF-16 pair with no partner (``\\ud83d``: text cut
                   mid-emoji by a JavaScript writer) reads as U+FFFD; an escaped pair reads
-                  as its one character (no reason)
+                  as its one character (no reason); so does a surrogate in a line given as
+                  text (:func:`parse_text`: a ``str`` decoded with ``surrogateescape``)
 ================  ==========================================================================
 
 >>> parse_line(b'{"a": NaN, "b": "x\\\\ud83d"}\\n').value
@@ -77,6 +78,7 @@ __all__ = [
     "Parsed",
     "nested_too_deep",
     "parse_array_document",
+    "parse_decoded",
     "parse_document",
     "parse_line",
     "parse_text",
@@ -296,14 +298,22 @@ def _json(text: str, torn: bool) -> tuple[Any, str | None, int]:
 
 def parse_text(text: str, *, torn: bool = False) -> Parsed:
     """The JSON steps of the rule set (blank, JSON, nesting, object, lone surrogates) for
-    a line already decoded; ``torn``: it is a last line without a line break."""
+    a line already decoded; ``torn``: it is a last line without a line break. A surrogate
+    in ``text`` itself (a ``str`` decoded with ``surrogateescape``) reads as U+FFFD too."""
+    return parse_decoded(text, torn=torn, surrogates=_SURROGATE_RE.search(text) is not None)
+
+
+def parse_decoded(text: str, *, torn: bool = False, surrogates: bool = False) -> Parsed:
+    """:func:`parse_text` of text that holds no surrogate itself (``surrogates`` False):
+    text decoded from UTF-8, or encoded to it, never does, so only the escapes are looked
+    for (a search of every line for both costs the import's reader twice its time)."""
     value, reason, line = _json(text, torn)
     if reason is not None:
         blank = not text.strip(_BLANK_TEXT)
         return Parsed(None, None, text) if blank else Parsed(None, reason, text, line)
     if not isinstance(value, dict):
         return Parsed(None, f"not a JSON object (got {_JSON_KIND[type(value)]})", text)
-    if _SURROGATE_ESCAPE_RE.search(text):
+    if surrogates or _SURROGATE_ESCAPE_RE.search(text):
         try:
             value = replace_lone_surrogates(value)
         except DuplicateKeyError as exc:
@@ -326,7 +336,7 @@ def parse_line(raw: bytes, *, first: bool = False, torn: bool | None = None) -> 
     except UnicodeDecodeError as exc:
         return Parsed(None, f"invalid UTF-8 at byte {exc.start + skipped}",
                       body.decode("utf-8", "replace"))
-    return parse_text(text, torn=torn)
+    return parse_decoded(text, torn=torn)
 
 
 def _document_text(data: bytes) -> str | Parsed:
@@ -350,7 +360,7 @@ def parse_document(data: bytes) -> Parsed:
     lines), by the same rules; ``line`` is the line the reason is about (a byte offset
     counts from that line's first byte)."""
     text = _document_text(data)
-    return text if isinstance(text, Parsed) else parse_text(text)
+    return text if isinstance(text, Parsed) else parse_decoded(text)
 
 
 def parse_array_document(data: bytes) -> tuple[list[Any] | None, str | None, int]:

@@ -86,6 +86,22 @@ def test_the_stream_parser_gives_the_same_reasons(mixed: Path) -> None:
     assert [(s.line_number, s.reason) for s in skipped] == expected
 
 
+def test_a_line_given_as_text_holds_no_surrogate() -> None:
+    """A ``str`` line holding a surrogate itself (bytes decoded with surrogateescape) reads
+    as a line with its escape does: U+FFFD, every string read valid Unicode (the surrogate
+    was kept before, and the value could not be encoded)."""
+    raw = b'{"type":"result","result":"caf\xe9","k\xe9":1}'
+    text = raw.decode("utf-8", "surrogateescape")
+    expected = {"type": "result", "result": "caf\ufffd", "k\ufffd": 1}
+    assert jsonline.parse_text(text).value == expected
+    (event,) = iter_stream_json_lines([text])
+    assert event == expected
+    json.dumps(event, ensure_ascii=False).encode("utf-8")
+    # the same line as bytes is not valid UTF-8: rejected, by the UTF-8 step (the 30 bytes
+    # of `{"type":"result","result":"caf` come first)
+    assert jsonline.parse_line(raw + b"\n").reason == "invalid UTF-8 at byte 30"
+
+
 def test_a_document_reads_by_the_same_rules() -> None:
     assert jsonline.parse_document(BOM + b'{\n "a": "x\\ud83d"\n}\n').value == {"a": "x\ufffd"}
     bad = jsonline.parse_document(b'{\n "a": 1,\n "b": "caf\xe9"\n}')
