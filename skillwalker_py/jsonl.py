@@ -286,11 +286,7 @@ def dumps_record(record: Mapping[str, Any]) -> str:
 def _serialize(record: Mapping[str, Any]) -> bytes:
     """:func:`dumps_record` as UTF-8 bytes (what the writers write)."""
     if not isinstance(record, dict):
-        if not isinstance(record, Mapping):
-            raise JsonlRecordError(
-                "", f"a record must be a mapping (a JSON object), not {type(record).__name__}"
-            )
-        record = dict(record)
+        record = dict(_mapping(record))
     try:
         text = json.dumps(record, ensure_ascii=False, separators=_SEPARATORS, allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
@@ -431,6 +427,14 @@ def _explicit_utc(record: Mapping[str, Any], fields: tuple[str, ...]) -> Mapping
     return {key: changed.get(key, value) for key, value in record.items()}
 
 
+def _mapping(record: object) -> Mapping[str, Any]:
+    """``record``, else :class:`JsonlRecordError` when it is no mapping (a JSON object)."""
+    if not isinstance(record, Mapping):
+        raise JsonlRecordError(
+            "", f"a record must be a mapping (a JSON object), not {type(record).__name__}")
+    return record
+
+
 def _append_one(
     output_dir: str | os.PathLike[str],
     kind: JsonlKind,
@@ -439,6 +443,7 @@ def _append_one(
     fsync: bool,
     timestamps: tuple[str, ...] = (),
 ) -> Path:
+    record = _mapping(record)  # before its run ID is read
     path = jsonl_path(output_dir, kind, validate_run_id(record.get("test_run_id")), layout)
     append_jsonl(path, [_explicit_utc(record, timestamps)], fsync=fsync)
     return path
@@ -477,7 +482,7 @@ def write_test_run_event(
         "eval": eval,
         "test_name": test_name,
     }
-    record: dict[str, Any] = {k: v for k, v in event.items() if k not in keys}
+    record: dict[str, Any] = {k: v for k, v in _mapping(event).items() if k not in keys}
     record.update(keys)
     return _append_one(output_dir, "test-run", record, layout, fsync)
 
@@ -533,6 +538,7 @@ def write_acil_iteration(
 def _write_summary(
     output_dir: str | os.PathLike[str], kind: SummaryKind, record: Mapping[str, Any]
 ) -> Path:
+    record = _mapping(record)
     path = summary_path(output_dir, kind, validate_run_id(record.get("test_run_id")))
     try:
         data = _serialize(_explicit_utc(record, _SUMMARY_TIMESTAMPS))

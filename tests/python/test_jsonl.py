@@ -9,6 +9,7 @@ import resource
 import signal
 import sys
 import types
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -557,6 +558,26 @@ def test_other_values_json_cannot_hold_are_refused_naming_the_field() -> None:
         with pytest.raises(JsonlRecordError) as info:
             dumps_record(record)
         assert (info.value.field, info.value.reason) == (field, reason)
+
+
+def test_every_writer_refuses_a_record_that_is_no_mapping(tmp_path: Path) -> None:
+    """The writers say what dumps_record says (they read the record's run ID first: a
+    raw AttributeError escaped before), and write nothing."""
+    writers: list[Callable[[Any], Path]] = [
+        lambda r: write_test_config(tmp_path, r), lambda r: write_test_result(tmp_path, r),
+        lambda r: write_output_file(tmp_path, r), lambda r: write_scil_iteration(tmp_path, r),
+        lambda r: write_acil_iteration(tmp_path, r), lambda r: write_scil_summary(tmp_path, r),
+        lambda r: write_acil_summary(tmp_path, r),
+        lambda r: write_test_run_event(tmp_path, r, test_run_id=RUN, test_case="e-a",
+                                       eval="e", test_name="a"),
+    ]
+    for write in writers:
+        for record in (None, [("test_run_id", RUN)]):
+            with pytest.raises(JsonlRecordError) as info:
+                write(record)
+            assert info.value.reason == ("a record must be a mapping (a JSON object), not "
+                                         f"{type(record).__name__}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_too_deep_records_are_refused_and_the_limit_is_exact(tmp_path: Path) -> None:
