@@ -37,6 +37,7 @@ __all__ = [
     "RunIdListError",
     "SkillwalkerError",
     "failure_cause",
+    "path_refused",
     "redact",
     "split_password",
 ]
@@ -326,6 +327,15 @@ def _free(path: Path) -> str:
             break
         free /= 1024
     return f"{free:.0f} {unit}" if unit == "B" else f"{free:.1f} {unit}"
+
+
+def path_refused(exc: OSError | RuntimeError) -> str:
+    """Why the operating system refused a path, in a few words: its ``strerror`` (``File
+    name too long``), or ``a loop of symbolic links`` (what ``Path.resolve`` raises as a
+    RuntimeError)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return "a loop of symbolic links" if isinstance(exc, RuntimeError) else str(exc)
 
 
 def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) -> str | None:

@@ -41,7 +41,7 @@ from typing import NoReturn
 import duckdb
 
 from skillwalker_py.cli import build, readers, report
-from skillwalker_py.cli.common import UsageError, project_dir
+from skillwalker_py.cli.common import UsageError, given, project_dir
 from skillwalker_py.cli.output import FORMATS, format_rows, stdout_closed
 from skillwalker_py.errors import SkillwalkerError, failure_cause, redact
 
@@ -83,15 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
         "locations", "relative paths resolve against the current directory"
     )
     where.add_argument(
-        "--data-set", metavar="DIR",
+        "--data-set", metavar="DIR", type=given,
         help="a whole data set: DIR/output and DIR/lake (env SKILLWALKER_HOME)",
     )  # fmt: skip
     where.add_argument(
-        "--output-dir", metavar="DIR",
+        "--output-dir", metavar="DIR", type=given,
         help="JSONL input folder (env SKILLWALKER_OUTPUT_DIR; default: output)",
     )  # fmt: skip
     where.add_argument(
-        "--lake-dir", metavar="DIR",
+        "--lake-dir", metavar="DIR", type=given,
         help="the lake's folder (env SKILLWALKER_LAKE_DIR; default: analytics/lake)",
     )  # fmt: skip
     reader = argparse.ArgumentParser(add_help=False, parents=[common])
@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="table (default), json and csv (every column), markdown (a table for a PR comment)",
     )  # fmt: skip
     reader.add_argument(
-        "--as-of", metavar="BUILD",
+        "--as-of", metavar="BUILD", type=given,
         help="read the lake as an earlier build left it: a build id (or its start), "
         "'previous', or a snapshot id (see `skillwalker-data builds`)",
     )  # fmt: skip
@@ -111,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stdout is None:  # started with its standard output closed (`>&-`): no output
+        print("skillwalker-data: error: could not write the output: standard output is closed",
+              file=sys.stderr)
+        return 3
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillwalker_py import queries
-from skillwalker_py.errors import RUN_ID_SHAPE, InvalidRunIdError, NotFoundError
+from skillwalker_py.errors import RUN_ID_SHAPE, InvalidRunIdError, NotFoundError, path_refused
 from skillwalker_py.lake import LakeConfig, at_build, require_lake
 from skillwalker_py.pipeline.lines import shown_path
 from skillwalker_py.pipeline.project import SHARE, is_share
@@ -42,6 +42,7 @@ __all__ = [
     "SHARE",
     "Paths",
     "UsageError",
+    "given",
     "is_share",
     "lake_config",
     "not_found",
@@ -82,7 +83,21 @@ class Paths:
 
 
 def _absolute(raw: str) -> Path:
-    return (Path.cwd() / Path(raw).expanduser()).resolve()
+    path = Path.cwd() / Path(raw).expanduser()
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UsageError(f"cannot use the folder {path}: {path_refused(exc)}") from None
+
+
+def given(text: str) -> str:
+    """An argparse type: a value that is not empty. An empty one (``--as-of "$BUILD"`` with
+    the variable unset) would read as the option left out, and the command would go on
+    with the default without a word."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty value (leave the option out for its "
+                                         "default)")
+    return text
 
 
 def utf8_text(text: str) -> str:
@@ -129,8 +144,11 @@ def paths(args: argparse.Namespace) -> Paths:
     lake, named_by = LakeConfig.locate(getattr(args, "lake_dir", None), data_set=data_set)
     source = {"lake": "--lake-dir", "data_set": "--data-set"}.get(named_by or "", named_by)
     require_utf8(lake, "lake", "--lake-dir")
-    if lake.exists() and not lake.is_dir():
-        raise UsageError(f"the lake folder {lake} is not a folder (check --lake-dir)")
+    try:
+        if lake.exists() and not lake.is_dir():
+            raise UsageError(f"the lake folder {lake} is not a folder (check --lake-dir)")
+    except OSError as exc:  # a name too long for the file system
+        raise UsageError(f"cannot use the lake folder {lake}: {path_refused(exc)}") from None
     from_option = source in ("--lake-dir", "--data-set")
     return Paths(output=output, lake=lake, lake_from_option=from_option, lake_source=source)
 
@@ -142,7 +160,7 @@ def lake_config(args: argparse.Namespace, *, as_of: bool = True) -> LakeConfig:
     config = LakeConfig.resolve(getattr(args, "lake_dir", None),
                                 data_set=getattr(args, "data_set", None))
     build = getattr(args, "as_of", None) if as_of else None
-    return at_build(config, build) if build else config
+    return at_build(config, build) if build is not None else config
 
 
 def read_lake(args: argparse.Namespace) -> LakeConfig:

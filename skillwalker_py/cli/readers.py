@@ -4,6 +4,7 @@ build, or of the build named by ``--as-of``."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from skillwalker_py.cli.common import (
     SHARE,
     RunKind,
     UsageError,
+    given,
     is_share,
     not_found,
     paths,
@@ -196,7 +198,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 ("tests", "Tests" if args.all else "Changed tests", tests, COMPARE_TEST_COLUMNS),
             ],
             args,
-            {"summary": result["summary"], "tests": tests},
         )
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped reading (`| head`): the gate still decides
@@ -295,9 +296,12 @@ def gate_reasons(args: argparse.Namespace, summary: list[Row], tests: list[Row])
 
 def _number(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.05)") from None
+        value = math.nan
+    if math.isnan(value):  # 'nan' too: it passes no comparison, so no gate would fail
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.05)")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -330,7 +334,7 @@ LOOP_TRIGGER_COLUMNS = [
 def cmd_triggers(args: argparse.Namespace) -> int:
     data = read_lake(args)
     kind: RunKind = "loop" if args.loops else "test"
-    run_id = resolve_run(data, args.run_id, kind) if args.run_id else None
+    run_id = resolve_run(data, args.run_id, kind) if args.run_id is not None else None
     if args.loops:
         emit(analytics.query_loop_trigger_metrics(data, run_id), args, LOOP_TRIGGER_COLUMNS)
     else:
@@ -507,7 +511,7 @@ def register(
     p.add_argument("base_run_id", metavar="BASE_RUN_ID")
     p.add_argument("head_run_id", metavar="HEAD_RUN_ID", nargs="?")
     p.add_argument(
-        "--as-of-base", metavar="BUILD",
+        "--as-of-base", metavar="BUILD", type=given,
         help="compare the run with itself as of this earlier build (as --as-of takes it)",
     )  # fmt: skip
     p.add_argument("--all", action="store_true", help="also list unchanged tests")

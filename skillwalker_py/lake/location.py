@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from skillwalker_py.errors import split_password
+from skillwalker_py.errors import path_refused, split_password
 from skillwalker_py.lake.common import ALIAS, DEFAULT_LAKE_DIR, LakeError, sql_string
 from skillwalker_py.lake.session import load_extensions
 
@@ -87,7 +87,12 @@ class LakeConfig:
         """
 
         def folder(raw: str | os.PathLike[str], within: str | os.PathLike[str] | None) -> Path:
-            return (Path(within or os.getcwd()) / Path(raw).expanduser()).resolve()
+            path = Path(within or os.getcwd()) / Path(raw).expanduser()
+            try:
+                return path.resolve()
+            except (OSError, RuntimeError) as exc:
+                raise LakeError(f"cannot use the lake folder {path}: {path_refused(exc)}") \
+                    from None
 
         home = os.environ.get("SKILLWALKER_HOME")
         if lake:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillwalker_py.errors import SkillwalkerError
+from skillwalker_py.errors import SkillwalkerError, path_refused
 from skillwalker_py.lake import LakeConfig
 
 __all__ = [
@@ -103,6 +103,13 @@ def report_path(out: str | os.PathLike[str]) -> Path:
     """
     text = os.fspath(out)
     path = Path(text).expanduser().absolute()
+    try:
+        return _report_path(text, path)
+    except OSError as exc:  # a name too long for the file system
+        raise ReportError(f"cannot write the report to {path}: {path_refused(exc)}") from None
+
+
+def _report_path(text: str, path: Path) -> Path:
     if text.endswith(("/", os.sep)) or path.is_dir():
         path = path / "report.html"
     existing = path.parent

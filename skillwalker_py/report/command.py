@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from skillwalker_py.cli.common import given
 from skillwalker_py.errors import SkillwalkerError
 from skillwalker_py.lake import LakeConfig
 from skillwalker_py.report import DEFAULT_RUNS, default_out, report_path, write_report
@@ -15,7 +16,7 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``skillwalker-data report``."""
     parser.add_argument(
-        "--out", metavar="PATH",
+        "--out", metavar="PATH", type=given,
         help="the HTML file to write, or a folder to write report.html in (an existing "
         "folder, or PATH ending with /); missing folders are created (default: report.html "
         "beside the lake folder, analytics/report.html for the default lake); relative to "
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     shown.add_argument("--all", action="store_true", help="show every run and loop")
     parser.add_argument(
-        "--as-of", metavar="BUILD",
+        "--as-of", metavar="BUILD", type=given,
         help="report the lake as an earlier build left it (see `skillwalker-data builds`)",
     )  # fmt: skip
 

@@ -164,6 +164,11 @@ def test_compare_two_runs(cli: Cli, ids: dict[str, str]) -> None:
     assert summary["refactor"]["infrastructure_errors"] == 1
     everything = cli.json("compare", ids["r2"], ids["r3"], "--all")
     assert len(everything["tests"]) == 24
+    # a key per part, as the table's and CSV's parts: the verdict over every eval too
+    assert list(doc) == ["summary", "run", "tests"]
+    (run,) = doc["run"]
+    assert run["test_run_id"] == ids["r3"]
+    assert run["run_verdict"] == summary["code-review"]["run_verdict"]
 
 
 def test_compare_with_previous_run_table(cli: Cli, ids: dict[str, str]) -> None:

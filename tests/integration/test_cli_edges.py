@@ -111,11 +111,49 @@ def test_output_that_cannot_be_written_is_one_line(cli: Cli) -> None:
     # read, and every build listed all the same
     (["builds", "--as-of", "previous"], "skillwalker-data: error: builds lists every build "
      "the lake has (--as-of names one of them for the other read commands)"),
+    # an empty value (`--as-of "$BUILD"`, the variable unset) read as the option left out
+    (["summaries", "--as-of", ""], "skillwalker-data summaries: error: argument --as-of: an "
+     "empty value (leave the option out for its default) (see --help)"),
+    (["summaries", "--lake-dir", ""], "skillwalker-data summaries: error: argument "
+     "--lake-dir: an empty value (leave the option out for its default) (see --help)"),
+    (["compare", R1, "--as-of-base", ""], "skillwalker-data compare: error: argument "
+     "--as-of-base: an empty value (leave the option out for its default) (see --help)"),
+    (["report", "--out", ""], "skillwalker-data report: error: argument --out: an empty "
+     "value (leave the option out for its default) (see --help)"),
+    (["triggers", ""], "skillwalker-data: error: invalid test run ID '': expected "
+     "YYYYMMDDTHHMMSS, latest or previous"),
+    # 'nan' passes no comparison: it was called negative
+    (["compare", R1, R2, "--max-cost-increase", "nan"], "skillwalker-data compare: error: "
+     "argument --max-cost-increase: 'nan' is not a number (e.g. 0.05) (see --help)"),
+    # a name longer than the file system takes (255 bytes): an OSError traceback
+    (["summaries", "--lake-dir", "/tmp/" + "c" * 300], "skillwalker-data: error: cannot use "
+     f"the lake folder /tmp/{'c' * 300}: File name too long"),
 ])
 def test_option_values_that_are_not_what_they_look_like(
         cli: Cli, args: list[str], message: str) -> None:
     proc = cli(*args, code=2)
     assert (proc.stdout, proc.stderr) == ("", message + "\n")
+
+
+def test_paths_the_system_refuses_and_a_closed_output_are_one_line(
+        cli: Cli, tmp_path: Path) -> None:
+    """A loop of symbolic links as the lake or the report's folder, and a standard output
+    closed from the start (`>&-`), ended in a RuntimeError, an OSError or an
+    AttributeError traceback with status 1."""
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    proc = cli("summaries", "--lake-dir", str(tmp_path / "one"), code=2)
+    assert proc.stderr == (f"skillwalker-data: error: cannot use the lake folder "
+                           f"{tmp_path / 'one'}: a loop of symbolic links\n")
+    proc = cli("report", "--out", str(tmp_path / "one" / "r.html"), code=2)
+    assert proc.stderr == (f"skillwalker-data: error: cannot write the report to "
+                           f"{tmp_path / 'one' / 'r.html'}: Too many levels of symbolic links\n")
+    closed = subprocess.run(
+        ["sh", "-c", f'exec "{CLI}" summaries >&-'], env=cli.project.env(),
+        cwd=cli.project.root, stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+    )
+    assert (closed.returncode, closed.stderr) == (
+        3, "skillwalker-data: error: could not write the output: standard output is closed\n")
 
 
 def test_markdown_and_csv_keep_their_columns(cli: Cli) -> None:
