@@ -8,6 +8,7 @@ import datetime as dt
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,8 +31,13 @@ def _cell(value: Any) -> str:
         return value.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False, default=str)
-    text = str(value).replace("\n", " ")
+    text = _CONTROL.sub(" ", str(value))
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""What a table cell shows as a space: a line break or a tab would break the table's lines
+and columns, and an escape sequence (ESC) in a test's name would reach the terminal."""
 
 
 def _interval_cell(row: Row, column: str) -> str:

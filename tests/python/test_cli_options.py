@@ -72,3 +72,16 @@ def test_vars_yaml_cannot_convert_are_a_vars_error(text: str, reason: str) -> No
         validate_vars(text, {"flaky_window": 5, "replace_run_ids": []})
     assert str(info.value).startswith(f"--vars cannot be read ({reason}")
     assert str(info.value).endswith("): e.g. '{flaky_window: 3}'")
+
+
+def test_a_table_cell_holds_no_control_character() -> None:
+    """A tab, a carriage return or an escape sequence in a test's name is a space in a table
+    or Markdown cell (a tab broke the table's columns, an ESC reached the terminal);
+    JSON and CSV keep the text as it is."""
+    from skillwalker_py.cli.output import format_rows
+
+    rows = [{"test_name": "a\tb\r\nc\x1b[2Jd\u2028e", "n": 1}]
+    table = format_rows(rows, "table")
+    assert table.splitlines()[2] == "a b  c [2Jd e  1"
+    assert "| a b  c [2Jd e | 1 |" in format_rows(rows, "markdown")
+    assert '"a\\tb\\r\\nc\\u001b[2Jd\u2028e"' in format_rows(rows, "json")
