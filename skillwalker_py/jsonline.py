@@ -306,7 +306,8 @@ def parse_text(text: str, *, torn: bool = False) -> Parsed:
 def parse_decoded(text: str, *, torn: bool = False, surrogates: bool = False) -> Parsed:
     """:func:`parse_text` of text that holds no surrogate itself (``surrogates`` False):
     text decoded from UTF-8, or encoded to it, never does, so only the escapes are looked
-    for (a search of every line for both costs the import's reader twice its time)."""
+    for (what a search for both would cost: bench/README.md, "Reading a file line by
+    line")."""
     value, reason, line = _json(text, torn)
     if reason is not None:
         blank = not text.strip(_BLANK_TEXT)
