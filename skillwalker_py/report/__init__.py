@@ -81,14 +81,12 @@ def _replaceable(path: Path) -> str | None:
         return "it is a symbolic link (name the file it points to)"
     if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"
-    if info.st_size == 0:
-        return None
-    try:
+    try:  # read, whatever its size says (a file of /proc says 0 and has content)
         with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError as exc:
         return exc.strerror or str(exc)
-    if _MARK not in head:
+    if head and _MARK not in head:
         return ("the file exists and is not a skillwalker-data report (a report replaces "
                 "only an earlier report: remove the file, or choose another --out)")
     return None

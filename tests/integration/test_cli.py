@@ -741,6 +741,11 @@ def test_a_report_replaces_only_an_earlier_report(cli: Cli, tmp_path: Path) -> N
                        "--out)"),
         ("/dev/null", "it is not a regular file"),
         ("link.html", "it is a symbolic link (name the file it points to)"),
+        # a file whose size says 0 and that has content: was taken for an empty file, the
+        # lake read, and the write failed after ("No such file or directory")
+        ("/proc/version", "the file exists and is not a skillwalker-data report (a report "
+                          "replaces only an earlier report: remove the file, or choose "
+                          "another --out)"),
     ):
         proc = cli("report", "--out", out, cwd=tmp_path, code=2)
         target = out if out.startswith("/") else f"{tmp_path}/{out}"
