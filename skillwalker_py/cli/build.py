@@ -299,7 +299,11 @@ def _confirm(question: str, what: str, args: argparse.Namespace) -> bool:
         return True
     if not sys.stdin.isatty():
         raise UsageError(f"{what} asks for confirmation: run it on a terminal, or pass --yes")
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:  # Ctrl-D: no answer is a no
+        print()
+        return False
 
 
 REBUILT_EMPTY = {

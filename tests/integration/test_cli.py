@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -779,3 +780,40 @@ def test_attach_prints_every_line_a_plain_duckdb_needs(cli: Cli, tmp_path: Path)
     with pytest.raises(duckdb.Error, match="ducklake"):
         bare.execute(lines[3])  # what the README showed: the ATTACH without the LOADs
     bare.close()
+
+
+def test_end_of_input_at_a_confirmation_is_a_no(cli: Cli) -> None:
+    """Ctrl-D at forget's question on a terminal ended in an EOFError traceback (exit 1, the
+    run kept all the same): it is a no, as any answer but y is."""
+    import pty
+    import select
+
+    run = cli.json("summaries")[0]["test_run_id"]
+    files = sorted((cli.project.output_dir / "runs" / run).iterdir())
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command on the terminal (never back into pytest)
+        try:
+            os.chdir(cli.project.root)
+            os.execve(str(CLI), [str(CLI), "forget", run, "--delete-files"], cli.project.env())
+        finally:
+            os._exit(127)
+    out = b""
+    try:
+        while b"[y/N]" not in out:
+            assert select.select([fd], [], [], 120)[0], out
+            out += os.read(fd, 4096)
+        os.write(fd, b"\x04")  # Ctrl-D: the terminal's end of input
+        while select.select([fd], [], [], 120)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            out += chunk
+    except OSError:  # EIO: the command ended and closed the terminal
+        pass
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    text = out.decode("utf-8", "replace")
+    assert os.waitstatus_to_exitcode(status) == 1, text
+    assert "Traceback" not in text and "skillwalker-data: nothing changed" in text
+    assert sorted((cli.project.output_dir / "runs" / run).iterdir()) == files
