@@ -18,11 +18,10 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from skillwalker_py.config import build_test_case_id
 from skillwalker_py.jsonl import (
-    JSONL_KINDS,
     Layout,
     write_output_file,
     write_test_config,
@@ -33,6 +32,13 @@ from skillwalker_py.markers import MARKER_FILE, mark_reevaluated
 from skillwalker_py.sample.corpus import Corpus
 from skillwalker_py.sample.ids import DEFAULT_START, consecutive_run_ids, parse_run_id
 from skillwalker_py.sample.loops import acil_loop, scil_loop
+from skillwalker_py.sample.mark import (
+    existing_output,
+    not_written,
+    read_mark,
+    shown,
+    write_mark,
+)
 from skillwalker_py.sample.results import evaluate, output_content
 from skillwalker_py.sample.scenarios import EX, REEVAL_RUN, REEVAL_SCORES, TestDef
 from skillwalker_py.sample.streams import Ctx, Json, Stream, build_stream
@@ -113,18 +119,6 @@ Part = Literal["all", "older", "newest"]
 PARTS: tuple[Part, ...] = ("all", "older", "newest")
 
 
-SAMPLE_MARK = ".skillwalker-sample"
-"""Written into the output folder with the sample: ``overwrite`` deletes only output that
-holds it, never eval output the sample did not write (a real output folder named by
-``--output-dir`` or ``SKILLWALKER_OUTPUT_DIR`` by mistake)."""
-
-
-def _existing_output(out: Path) -> list[Path]:
-    names = [f"{kind}.jsonl" for kind in JSONL_KINDS]
-    names += ["runs", "scil-summary", "acil-summary", MARKER_FILE]
-    return [out / name for name in names if (out / name).exists()]
-
-
 @dataclass
 class _Counts:
     test_configs: int = 0
@@ -167,7 +161,7 @@ def generate_sample(
     See :mod:`skillwalker_py.sample` for what the sample contains. *output_dir* must
     not already hold output (``runs/``, the JSONL files, the summary
     directories or the marker); with ``overwrite=True`` exactly those are
-    removed first, when the sample wrote them (:data:`SAMPLE_MARK`): eval output of
+    removed first, when the sample wrote them (:mod:`.mark`): eval output of
     another writer is never removed (FileExistsError).
 
     ``part`` writes the sample in two steps, as a lake grows: ``older`` writes
@@ -187,38 +181,47 @@ def generate_sample(
     if part != "all" and runs < 2:
         raise ValueError(f"part {part!r} needs at least 2 runs (the older and the newest)")
     out = Path(output_dir)
-    existing = _existing_output(out)
+    eval_defs = eval_defs_for(evals)
+    loop_ids = 0
+    if include_loops:
+        loop_ids = 2 if any(ev is EX for ev in eval_defs) else 1
+    try:  # before anything is deleted
+        all_ids = consecutive_run_ids(start, runs + loop_ids)
+    except OverflowError:
+        raise ValueError(f"runs: {runs} are too many (their run IDs, from {start}, would pass "
+                         "the year 9999)") from None
+    options = {"runs": runs, "tests_per_eval": tests_per_eval, "evals": evals, "seed": seed,
+               "layout": layout, "payload_kb": payload_kb, "include_loops": include_loops,
+               "start": start}
+    existing = existing_output(out)
+    mark = read_mark(out)
     if part == "newest":
         if overwrite:
             raise ValueError("part 'newest' adds to the output of part 'older': no overwrite")
-        _check_older_part(out, existing, consecutive_run_ids(start, runs)[-1])
+        _check_older_part(out, existing, all_ids[runs - 1], mark, options)
     elif existing and not overwrite:
         raise FileExistsError(
             f"{out} already holds eval output ({', '.join(p.name for p in existing)}); "
             "pass overwrite=True (--overwrite) to replace it"
         )
-    elif existing and not (out / SAMPLE_MARK).is_file():
+    elif existing and (mark is None or not_written(out, mark)):
+        others = [p.name for p in existing] if mark is None else not_written(out, mark)
         raise FileExistsError(
-            f"{out} holds eval output that the sample did not write "
-            f"({', '.join(p.name for p in existing)}): overwrite replaces only sample output; "
-            "choose another output folder, or remove it by hand"
+            f"{out} holds eval output that the sample did not write ({shown(others)}): "
+            "overwrite replaces only sample output; choose another output folder, or remove "
+            "it by hand"
         )
     for path in existing if part != "newest" else []:
-        if path.is_dir():
+        if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         else:
             path.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    (out / SAMPLE_MARK).write_text("written by skillwalker-data sample\n", encoding="utf-8")
+    write_mark(out, options, part, done=False)
 
     rng = random.Random(seed)
     corpus = Corpus(rng)
-    eval_defs = eval_defs_for(evals)
     suites = [(ev, tests_for(ev, tests_per_eval, rng)) for ev in eval_defs]
-    loop_ids = 0
-    if include_loops:
-        loop_ids = 2 if any(ev is EX for ev in eval_defs) else 1
-    all_ids = consecutive_run_ids(start, runs + loop_ids)
     run_ids = all_ids[:runs]
     reeval_run = min(REEVAL_RUN, runs - 1)
     counts = _Counts()
@@ -341,6 +344,7 @@ def generate_sample(
             acil_ids = (all_ids[runs + 1],)
             acil_iterations = acil_loop(out, layout, acil_ids[0], rng)
 
+    write_mark(out, options, "older" if part == "older" else "all", done=True)
     total = sum(p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file())
     written = {"all": run_ids, "older": run_ids[:-1], "newest": run_ids[-1:]}[part]
     return SampleSummary(
@@ -370,9 +374,10 @@ def generate_sample(
     )
 
 
-def _check_older_part(out: Path, existing: list[Path], newest_run: str) -> None:
-    """Part ``newest`` adds to the output of part ``older``: what it writes must not be there,
-    and the older runs must."""
+def _check_older_part(out: Path, existing: list[Path], newest_run: str,
+                      mark: dict[str, Any] | None, options: dict[str, Any]) -> None:
+    """Part ``newest`` adds to the output of part ``older`` written with the same options:
+    what it writes must not be there, the older runs must, and nothing else (:mod:`.mark`)."""
     names = {p.name for p in existing}
     later = names & {MARKER_FILE, "scil-summary", "acil-summary"}
     if (out / "runs" / newest_run).exists():
@@ -386,6 +391,22 @@ def _check_older_part(out: Path, existing: list[Path], newest_run: str) -> None:
         raise FileNotFoundError(
             f"{out} holds no eval output: part 'newest' adds to the output of part 'older'"
         )
+    others = sorted(names) if mark is None else not_written(out, mark)
+    if others:
+        raise FileExistsError(
+            f"{out} holds eval output that the sample did not write ({shown(others)}): part "
+            "'newest' adds only to the sample's part 'older'"
+        )
+    assert mark is not None
+    if mark.get("part") != "older" or mark.get("options") != options:
+        given = mark.get("options")
+        older: dict[str, Any] = given if isinstance(given, dict) else {}
+        differ = [f"{key} {older.get(key)!r} (here {value!r})" for key, value in options.items()
+                  if older.get(key) != value] if mark.get("part") == "older" else []
+        what = (f"part 'older' written with other options: {', '.join(differ)}" if differ
+                else "no part 'older' of this version")
+        raise ValueError(f"{out} holds {what}; write part 'older' with the options of part "
+                         "'newest' first (with overwrite)")
 
 
 def _test_run_path(out: Path, layout: Layout, run_id: str) -> Path:

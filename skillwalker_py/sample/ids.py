@@ -24,6 +24,8 @@ def parse_run_id(run_id: str) -> datetime:
 
 def consecutive_run_ids(start: str, count: int) -> list[str]:
     first = parse_run_id(start)
+    if count > 0:
+        first + RUN_INTERVAL * (count - 1)  # past the year 9999: OverflowError at once
     return [(first + RUN_INTERVAL * i).strftime("%Y%m%dT%H%M%S") for i in range(count)]
 
 

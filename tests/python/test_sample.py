@@ -473,6 +473,66 @@ def test_overwrite_never_deletes_output_the_sample_did_not_write(tmp_path: Path)
     assert _tree(tmp_path) == before and (tmp_path / "scil-summary").is_dir()
 
 
+def test_overwrite_never_deletes_a_run_added_to_the_samples_folder(tmp_path: Path) -> None:
+    """`output/` is the sample's default folder and the eval runner's: a real run written
+    into the sample's folder, or a line appended to one of its files, was deleted by the
+    next `sample --overwrite` (the mark covered the whole folder). The mark lists what the
+    sample wrote; anything else, or a file grown since, refuses the overwrite."""
+    generate_sample(tmp_path, runs=2, payload_kb=1)
+    real = tmp_path / "runs" / "20990101T000000" / "test-run.jsonl"
+    real.parent.mkdir()
+    real.write_text("{}\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    with pytest.raises(FileExistsError, match=r"did not write \(runs/20990101T000000/"
+                       r"test-run.jsonl\): overwrite replaces only sample output"):
+        generate_sample(tmp_path, runs=2, overwrite=True)
+    assert _tree(tmp_path) == before
+    real.unlink()
+    real.parent.rmdir()
+    grown = tmp_path / "runs" / "20260301T090000" / "test-results.jsonl"
+    with open(grown, "a", encoding="utf-8") as fh:
+        fh.write("{}\n")
+    with pytest.raises(FileExistsError, match=r"did not write \(runs/20260301T090000/"
+                       r"test-results.jsonl\)"):
+        generate_sample(tmp_path, runs=2, overwrite=True)
+    grown.unlink()  # what is left the sample wrote as it is: replaced
+    generate_sample(tmp_path, runs=2, payload_kb=1, overwrite=True)
+
+
+def test_part_newest_adds_only_to_the_samples_older_part(tmp_path: Path) -> None:
+    """Part newest wrote into any folder that held eval output: into a real one (after
+    which `--overwrite` took it for the sample's and deleted it), and onto an older part
+    written with other options (a gap in the runs, another seed's data)."""
+    real = tmp_path / "real" / "runs" / "20260101T000000" / "test-run.jsonl"
+    real.parent.mkdir(parents=True)
+    real.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"holds eval output that the sample did not "
+                       r"write \(runs\): part 'newest' adds only to the sample's part 'older'"):
+        generate_sample(tmp_path / "real", part="newest")
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["runs"]
+    older = tmp_path / "older"
+    generate_sample(older, runs=3, payload_kb=1, part="older")
+    before = _tree(older)
+    for runs, seed, differ in ((4, 42, "runs 3 (here 4)"), (3, 7, "seed 42 (here 7)")):
+        with pytest.raises(ValueError, match=rf"holds part 'older' written with other options: "
+                           rf"{re.escape(differ)}; write part 'older' with the options"):
+            generate_sample(older, runs=runs, seed=seed, payload_kb=1, part="newest")
+    assert _tree(older) == before
+    generate_sample(older, runs=3, payload_kb=1, part="newest")  # the same options
+
+
+def test_too_many_runs_is_refused_before_anything_is_deleted(tmp_path: Path) -> None:
+    """Run IDs past the year 9999 ended in an OverflowError after the sample's earlier
+    output was deleted."""
+    generate_sample(tmp_path, runs=1, payload_kb=1)
+    before = _tree(tmp_path)
+    for runs in (3_000_000, 10**20):
+        with pytest.raises(ValueError, match=rf"runs: {runs} are too many \(their run IDs, "
+                           r"from 20260301T090000, would pass the year 9999\)"):
+            generate_sample(tmp_path, runs=runs, overwrite=True)
+    assert _tree(tmp_path) == before
+
+
 @pytest.mark.parametrize("layout", ["per-run", "single"])
 def test_two_parts_write_the_whole_sample(tmp_path: Path, layout: Any) -> None:
     """What `make demo` does (`sample --part older`, build, `sample --part newest`, build):
