@@ -113,7 +113,10 @@ def _run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[
     verbose = bool(getattr(args, "verbose", False))
     progress = Progress(enabled=not verbose, lake=config, views_kept=keep_views,
                         idle_tables=idle_tables)
-    argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj)]
+    # a --select that matches no node is dbt's warning, and the build then did nothing: an
+    # error instead, before anything runs (dbt's own option)
+    argv = ["build", "--project-dir", str(proj), "--profiles-dir", str(proj),
+            "--warn-error-options", '{"error": ["NoNodesForSelectionCriteria"]}']
     if not verbose:
         argv += ["--log-level", "none"]
     vars_text = json.dumps(dict(dbt_vars)) if dbt_vars else ""

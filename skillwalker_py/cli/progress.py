@@ -245,7 +245,10 @@ class Progress:
                     else self.lake.data_path)
         if result.exception is not None:
             text = str(result.exception).strip()
-            first = text.splitlines()[0] if text else type(result.exception).__name__
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            first = lines[0] if lines else type(result.exception).__name__
+            if first.endswith("Error") and len(lines) > 1:  # "Compilation Error", then what
+                first = f"{first}: {lines[1]}"
             return failure_cause(text, lake_dir=lake_dir) or first
         if result.success:
             return None

@@ -817,3 +817,15 @@ def test_end_of_input_at_a_confirmation_is_a_no(cli: Cli) -> None:
     assert os.waitstatus_to_exitcode(status) == 1, text
     assert "Traceback" not in text and "skillwalker-data: nothing changed" in text
     assert sorted((cli.project.output_dir / "runs" / run).iterdir()) == files
+
+
+def test_a_selection_that_matches_nothing_fails_the_build(cli: Cli) -> None:
+    """`build --select nosuchmodel` (a typo) printed "build finished" with exit 0, having
+    built nothing: dbt only warns. It fails before anything runs, naming the criterion."""
+    before = lake.builds(cli.project.lake_dir)
+    for args in (["--select", "nosuchmodel"], ["--", "--select", "test_run", "nosuch"]):
+        proc = cli("build", *args, code=1)
+        assert re.search(r"skillwalker-data: build failed after \d+\.\d s: Compilation Error: "
+                         r"The selection criterion 'nosuch(model)?' does not match any enabled "
+                         r"nodes\n$", proc.stderr), proc.stderr
+    assert lake.builds(cli.project.lake_dir) == before
