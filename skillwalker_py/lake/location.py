@@ -94,6 +94,10 @@ class LakeConfig:
                 raise LakeError(f"cannot use the lake folder {path}: {path_refused(exc)}") \
                     from None
 
+        for given, what in ((lake, "lake folder"), (data_set, "data set folder")):
+            if given is not None and not os.fspath(given):  # an unset setting: not "none given"
+                raise LakeError(f"the {what} is an empty path (a folder, or None for the "
+                                "environment's)")
         home = os.environ.get("SKILLWALKER_HOME")
         if lake:
             return folder(lake, None), "lake"

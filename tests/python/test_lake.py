@@ -72,6 +72,19 @@ def test_a_catalog_of_no_supported_kind_is_one_error(
         lake.LakeConfig.resolve()
 
 
+def test_an_empty_path_names_no_lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'' (an unset setting) read the environment's lake, or analytics/lake, as if no lake
+    had been named; Path('') is '.', a folder."""
+    monkeypatch.setenv("SKILLWALKER_LAKE_DIR", str(tmp_path / "other"))
+    with pytest.raises(lake.LakeError, match=r"^the lake folder is an empty path \(a folder, "
+                       r"or None for the environment's\)$"):
+        lake.LakeConfig.resolve("")
+    with pytest.raises(lake.LakeError, match="the data set folder is an empty path"):
+        lake.LakeConfig.resolve(None, data_set="")
+    monkeypatch.chdir(tmp_path)
+    assert lake.LakeConfig.resolve(Path("")) == lake.LakeConfig.from_dir(tmp_path)
+
+
 def test_no_lake_no_build(tmp_path: Path) -> None:
     assert lake.connect(tmp_path / "none") is None
     assert lake.builds(tmp_path / "none") == []
