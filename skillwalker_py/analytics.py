@@ -39,7 +39,7 @@ with other thresholds).
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from skillwalker_py.lake import ALIAS, LakeConfig, at_build, open_instance
 from skillwalker_py.queries import LakeArg, NotFoundError, query_sql
@@ -84,6 +84,15 @@ class RunBuildComparison(RunComparison):
     head_snapshot_id: int
 
 
+def _loop_type(value: object, *, optional: bool = True) -> LoopType | None:
+    """``value`` when it names a kind of loop (or is None, where that means both), else a
+    ValueError (a run ID given in its place selected nothing, without a word)."""
+    if value in ("scil", "acil") or (value is None and optional):
+        return cast(LoopType | None, value)
+    raise ValueError(f"loop_type is 'scil' or 'acil'{' (or None)' if optional else ''}, "
+                     f"not {value!r}")
+
+
 def _thresholds(alpha: float | None, min_effect: float | None) -> tuple[str, list[float]]:
     """The named parameters of a comparison's table macro (``, alpha := ?``...) and their values,
     after checking them; none given: the macro's defaults (the build's vars)."""
@@ -91,7 +100,7 @@ def _thresholds(alpha: float | None, min_effect: float | None) -> tuple[str, lis
     for name, value in (("alpha", alpha), ("min_effect", min_effect)):
         if value is None:
             continue
-        if not 0 <= value <= 1:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
         sql += f", {name} := ?"
         params.append(float(value))
@@ -347,7 +356,7 @@ def query_loop_trigger_metrics(
     """Trigger metrics per SCIL/ACIL iteration and set (view ``loop_trigger_metrics``)."""
     where: list[str] = []
     params: list[Any] = []
-    if loop_type is not None:
+    if _loop_type(loop_type) is not None:
         where.append("loop_type = ?")
         params.append(loop_type)
     if test_run_id is not None:
@@ -374,7 +383,7 @@ def query_loop_health(
     """
     where: list[str] = []
     params: list[Any] = []
-    if loop_type is not None:
+    if _loop_type(loop_type) is not None:
         where.append("loop_type = ?")
         params.append(loop_type)
     if test_run_id is not None:
@@ -392,6 +401,7 @@ def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType)
 
     NotFoundError ("SCIL run not found: <id>") when the run has no iterations.
     """
+    _loop_type(loop_type, optional=False)
     run_id = validate_run_id(test_run_id)
     rows = query_sql(
         lake,
