@@ -78,14 +78,19 @@ def _build_of(
     cur: duckdb.DuckDBPyConnection, alias: str, snapshot: int | None
 ) -> tuple[int, str | None] | None:
     """``snapshot`` (else the last finished build's) of the lake attached as ``alias``, and
-    its commit time; None when no build has finished."""
+    its commit time; None when no build has finished. A LakeError when ``snapshot`` is
+    no finished build's: read there, a build would be half done (or no table there)."""
     if snapshot is None:
         snapshot = finished_snapshot(cur, alias)
         if snapshot is None:
             return None
-    row = cur.execute(f"select snapshot_time::VARCHAR from ducklake_snapshots({sql_string(alias)}) "
-                      "where snapshot_id = ?", [snapshot]).fetchone()
-    return snapshot, None if row is None else row[0]
+    row = cur.execute(
+        f"select snapshot_time::VARCHAR, commit_message from ducklake_snapshots("
+        f"{sql_string(alias)}) where snapshot_id = ?", [snapshot]).fetchone()
+    if row is None or row[1] != FINISHED_MESSAGE:
+        raise LakeError(f"snapshot {snapshot} is no finished build's: a connection reads a "
+                        "whole build (`skillwalker-data builds` lists their snapshots)")
+    return snapshot, row[0]
 
 
 def _head_build(

@@ -317,6 +317,31 @@ def test_a_connection_lists_tables_while_another_thread_connects(
     assert listings >= 100 and len(connects) >= 100, (listings, len(connects))
 
 
+def test_a_connection_reads_only_a_finished_build(
+    tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
+) -> None:
+    """``connect(snapshot=n)`` of a snapshot no build finished (a build's commit before its
+    last: half a build) read it, and of one that does not exist raised a raw DuckDB error
+    on the first query; both are a LakeError, as --as-of says."""
+    first, second = _finished_builds(tmp_path, 1, 2)
+    config = lake.LakeConfig.from_dir(tmp_path)
+    con = duckdb.connect()
+    try:  # a commit between the two builds that no build finished
+        lake.load_extensions(con)
+        con.execute(config.attach_sql(read_only=False))
+        con.execute("create table lake.main.half as select 1 as a")
+        half = con.execute("select max(snapshot_id) from ducklake_snapshots('lake')").fetchone()
+    finally:
+        con.close()
+    assert half is not None and half[0] > second
+    for snapshot in (half[0], 0, 999):
+        with pytest.raises(lake.LakeError, match=rf"^snapshot {snapshot} is no finished "
+                           r"build's: a connection reads a whole build"):
+            lake.connect(tmp_path, snapshot=snapshot)
+    assert _read(lake.connect(tmp_path, snapshot=first)) == [(1,)]
+    assert _read(lake.connect(tmp_path)) == [(2,)]  # the last finished build
+
+
 def test_a_connection_whose_lake_a_user_detached_does_not_stop_the_next(
     tmp_path: Path, fresh_readers: list[duckdb.DuckDBPyConnection]
 ) -> None:
