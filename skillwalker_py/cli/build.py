@@ -24,7 +24,9 @@ from skillwalker_py import lake, queries
 from skillwalker_py.cli.common import (
     RUN_ALIASES,
     UsageError,
+    given,
     lake_config,
+    not_found,
     paths,
     project_dir,
     require_utf8,
@@ -390,8 +392,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
                    for r in args.run_ids})  # fmt: skip
     in_lake = build_state.runs_in_lake(config)
     unknown = [r for r in runs if r not in in_lake]
-    if unknown:
-        raise UsageError(f"not in the lake {lake_name(config)}: {', '.join(unknown)}")
+    if unknown:  # with the nearest runs the lake has, as every run argument
+        raise not_found(f"not in the lake {lake_name(config)}: {', '.join(unknown)}",
+                        unknown[0], sorted(in_lake, reverse=True), "runs")
     still, shared = build_state.run_files(where.output, runs, project_dir())
     if shared:
         raise UsageError(
@@ -492,7 +495,7 @@ def register(
     )  # fmt: skip
     p.add_argument("--select", nargs="+", help="dbt node selection")
     p.add_argument(
-        "--vars", metavar="YAML",
+        "--vars", metavar="YAML", type=given,
         help="dbt vars, checked against the vars dbt_project.yml declares, e.g. "
         "'{flaky_window: 3}'",
     )  # fmt: skip

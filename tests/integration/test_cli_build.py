@@ -402,9 +402,13 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
                             "terminal, or pass --yes\n")  # fmt: skip
     assert (project.output_dir / "runs" / first).is_dir()
     unknown = _cli(project, "forget", "20200101T000000", code=2)
-    assert unknown.stderr == (
-        f"skillwalker-data: error: not in the lake {project.lake_dir}: 20200101T000000\n"
-    )
+    assert unknown.stderr.startswith(
+        f"skillwalker-data: error: not in the lake {project.lake_dir}: 20200101T000000 (")
+    # with the nearest runs the lake has, as every run argument: one digit off `first`
+    typo = first[:-1] + ("1" if first[-1] != "1" else "2")
+    near = _cli(project, "forget", typo, code=2)
+    assert near.stderr.startswith(f"skillwalker-data: error: not in the lake "
+                                  f"{project.lake_dir}: {typo} (the nearest: {first}")
     mistyped = _cli(project, "forget", "20200101T000000", "lastest", code=2)
     assert mistyped.stderr == ("skillwalker-data: error: invalid test run ID 'lastest': expected "
                                "YYYYMMDDTHHMMSS, latest or previous\n")  # fmt: skip

@@ -120,6 +120,8 @@ def test_output_that_cannot_be_written_is_one_line(cli: Cli) -> None:
      "--as-of-base: an empty value (leave the option out for its default) (see --help)"),
     (["report", "--out", ""], "skillwalker-data report: error: argument --out: an empty "
      "value (leave the option out for its default) (see --help)"),
+    (["build", "--vars", ""], "skillwalker-data build: error: argument --vars: an empty "
+     "value (leave the option out for its default) (see --help)"),
     (["triggers", ""], "skillwalker-data: error: invalid test run ID '': expected "
      "YYYYMMDDTHHMMSS, latest or previous"),
     # 'nan' passes no comparison: it was called negative
