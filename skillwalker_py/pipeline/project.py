@@ -199,6 +199,11 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
         raise VarsError(f"--vars cannot be read ({exc}): e.g. '{{flaky_window: 3}}'") from None
     if not isinstance(given, dict):
         raise VarsError(f"--vars must be a mapping, e.g. '{{flaky_window: 3}}', not {text!r}")
+    node = yaml.compose(text, Loader=yaml.SafeLoader)  # read once already: no error here
+    names = [k.value for k, _ in getattr(node, "value", []) if isinstance(k, yaml.ScalarNode)]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:  # YAML keeps the last silently: a mistake, as a JSONL line's repeated key
+        raise VarsError(f"--vars names {', '.join(twice)} twice: give each var once")
     return check_vars(given, declared)
 
 

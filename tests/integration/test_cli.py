@@ -550,6 +550,9 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "YYYYMMDDTHHMMSS)"),
         (["build", "--vars", "[1]"],
          "--vars must be a mapping, e.g. '{flaky_window: 3}', not '[1]'"),
+        # a var named twice: YAML kept the last, without a word
+        (["build", "--vars", "{flaky_window: 3, full_tests: true, flaky_window: 4}"],
+         "--vars names flaky_window twice: give each var once"),
         # in range: a flaky window of 0 failed test_history's data tests after the imports,
         # one over 2**63 made test_history unreadable, 2**31 retention days failed the build
         (["build", "--vars", "{flaky_window: 0}"], "--vars: flaky_window must be between 1 "
