@@ -66,7 +66,8 @@ def leave_out(*, views: bool, tables: Iterable[str] = ()) -> list[str]:
 def run_dbt(args: argparse.Namespace, dbt_vars: Mapping[str, Any], extra: list[str], *,
             keep_views: bool = False, idle_tables: Iterable[str] = (),
             plans: Mapping[tuple[str, str], tuple[int, list[plan.Row]]] | None = None) -> int:
-    """``dbt build`` in this process with the command's paths; 0 or 1 (a failed build).
+    """``dbt build`` in this process with the command's paths; 0, 1 (a failed build) or 2
+    (dbt refused its arguments: a mistyped extra dbt argument).
 
     ``keep_views``: leave out the views and seeds; ``idle_tables``: leave out these storage
     tables, which have no file to read (:func:`leave_out`; the progress says both);

@@ -219,10 +219,16 @@ class Progress:
             self._line(f"{PREFIX} data tests: {parts}")
 
     def finish(self, result: Any, seconds: float) -> int:
-        """Print the last lines and the one-line summary; 0, or 1 when the build failed."""
+        """Print the last lines and the one-line summary; 0, 1 when the build failed, or 2
+        when dbt refused its arguments (a mistyped extra dbt argument: a user's mistake)."""
         self._totals()
         for problem in dict.fromkeys(self.problems):
             print(f"{PREFIX} warning: {problem}", file=sys.stderr)
+        if type(result.exception).__name__ == "DbtUsageException":  # dbt.cli.exceptions
+            refused = (str(result.exception).strip().splitlines() or ["usage"])[0]
+            print(redact(f"{PREFIX} error: dbt refused its arguments: {refused} (dbt build "
+                         "--help lists them)"), file=sys.stderr)
+            return 2
         failed = self._failures(result)
         if failed:
             print(redact(f"{PREFIX} build failed after {seconds:.1f} s: {failed}"),

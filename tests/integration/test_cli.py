@@ -832,3 +832,8 @@ def test_a_selection_that_matches_nothing_fails_the_build(cli: Cli) -> None:
                          r"The selection criterion 'nosuch(model)?' does not match any enabled "
                          r"nodes\n$", proc.stderr), proc.stderr
     assert lake.builds(cli.project.lake_dir) == before
+    # a mistyped dbt argument is a user's mistake (status 2), not a failed build (1)
+    refused = cli("build", "--", "--bogus-flag", code=2)
+    assert refused.stderr == ("skillwalker-data: error: dbt refused its arguments: No such "
+                              "option '--bogus-flag'. (dbt build --help lists them)\n")
+    assert lake.builds(cli.project.lake_dir) == before
