@@ -204,8 +204,8 @@ def generate_sample(
             f"{out} already holds eval output ({', '.join(p.name for p in existing)}); "
             "pass overwrite=True (--overwrite) to replace it"
         )
-    elif existing and (mark is None or not_written(out, mark)):
-        others = [p.name for p in existing] if mark is None else not_written(out, mark)
+    elif existing and (others := ([p.name for p in existing] if mark is None
+                                  else not_written(out, mark))):  # the tree walked once
         raise FileExistsError(
             f"{out} holds eval output that the sample did not write ({shown(others)}): "
             "overwrite replaces only sample output; choose another output folder, or remove "
