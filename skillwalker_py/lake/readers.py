@@ -100,16 +100,25 @@ def _head_build(
     as ``sw_head`` (detached after); None too when the lake does not exist (a catalog
     server in which no build has created it)."""
     alias = "sw_head"
-    try:
-        config.attach(instance, alias)
-    except duckdb.InvalidInputException as exc:
-        if _NO_LAKE in str(exc):  # a read-only ATTACH never creates a lake
-            return None
-        raise
+    if not _attach_existing(instance, config, alias):
+        return None
     try:
         return _build_of(instance, alias, snapshot)
     finally:
         instance.execute(f"DETACH DATABASE IF EXISTS {alias}")
+
+
+def _attach_existing(instance: duckdb.DuckDBPyConnection, config: LakeConfig, alias: str,
+                     snapshot: int | None = None) -> bool:
+    """Attach the lake read-only as ``alias``: True, or False when it does not exist (a
+    read-only ATTACH never creates a lake: a catalog server in which no build has)."""
+    try:
+        config.attach(instance, alias, snapshot=snapshot)
+    except duckdb.InvalidInputException as exc:
+        if _NO_LAKE in str(exc):
+            return False
+        raise
+    return True
 
 
 def connect(
@@ -218,14 +227,11 @@ def open_instance(
         return None
     con = _prepared(config.catalog)
     try:
-        config.attach(con, alias, snapshot=snapshot)
-    except duckdb.InvalidInputException as exc:
-        con.close()
-        if _NO_LAKE in str(exc):  # a read-only ATTACH never creates a lake
-            return None
-        raise
+        if _attach_existing(con, config, alias, snapshot):
+            return con
     except BaseException:
         con.close()
         raise
-    return con
+    con.close()
+    return None
 
