@@ -33,6 +33,7 @@ from typing import Literal
 from skillwalker_py import queries
 from skillwalker_py.errors import RUN_ID_SHAPE, InvalidRunIdError, NotFoundError, path_refused
 from skillwalker_py.lake import LakeConfig, at_build, require_lake
+from skillwalker_py.lake.location import resolved
 from skillwalker_py.pipeline.lines import shown_path
 from skillwalker_py.pipeline.project import SHARE, is_share
 from skillwalker_py.runid import validate_run_id
@@ -83,11 +84,7 @@ class Paths:
 
 
 def _absolute(raw: str) -> Path:
-    path = Path.cwd() / Path(raw).expanduser()
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError) as exc:
-        raise UsageError(f"cannot use the folder {path}: {path_refused(exc)}") from None
+    return resolved(Path.cwd() / Path(raw).expanduser(), "folder")
 
 
 def given(text: str) -> str:

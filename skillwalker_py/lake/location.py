@@ -14,7 +14,7 @@ from skillwalker_py.errors import path_refused, split_password
 from skillwalker_py.lake.common import ALIAS, DEFAULT_LAKE_DIR, LakeError, sql_string
 from skillwalker_py.lake.session import load_extensions
 
-__all__ = ["LakeConfig"]
+__all__ = ["LakeConfig", "resolved"]
 
 _CATALOGS = ("sqlite:", "postgres:", "postgresql:")
 
@@ -24,6 +24,15 @@ def _local_absolute(path: str) -> str:
     build, which runs dbt from the project's folder, and a reader find the same lake; a URL
     (``s3://...``) as it is."""
     return path if "://" in path else str(Path(path).expanduser().absolute())
+
+
+def resolved(path: Path, what: str) -> Path:
+    """``path`` absolute, links resolved, else a LakeError naming ``what`` and why the
+    system refused it (a name too long, a loop of symbolic links)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise LakeError(f"cannot use the {what} {path}: {path_refused(exc)}") from None
 
 
 @dataclass(frozen=True)
@@ -87,12 +96,7 @@ class LakeConfig:
         """
 
         def folder(raw: str | os.PathLike[str], within: str | os.PathLike[str] | None) -> Path:
-            path = Path(within or os.getcwd()) / Path(raw).expanduser()
-            try:
-                return path.resolve()
-            except (OSError, RuntimeError) as exc:
-                raise LakeError(f"cannot use the lake folder {path}: {path_refused(exc)}") \
-                    from None
+            return resolved(Path(within or os.getcwd()) / Path(raw).expanduser(), "lake folder")
 
         for given, what in ((lake, "lake folder"), (data_set, "data set folder")):
             if given is not None and not os.fspath(given):  # an unset setting: not "none given"
