@@ -224,7 +224,9 @@ class Progress:
         self._totals()
         for problem in dict.fromkeys(self.problems):
             print(f"{PREFIX} warning: {problem}", file=sys.stderr)
-        if type(result.exception).__name__ == "DbtUsageException":  # dbt.cli.exceptions
+        from dbt.cli.exceptions import DbtUsageException  # imported by the build already
+
+        if isinstance(result.exception, DbtUsageException):
             refused = (str(result.exception).strip().splitlines() or ["usage"])[0]
             print(redact(f"{PREFIX} error: dbt refused its arguments: {refused} (dbt build "
                          "--help lists them)"), file=sys.stderr)
