@@ -440,7 +440,13 @@ def query_import_reconciliation(lake: PathLike, *, problems_only: bool = False) 
 
 
 def _filters(*, eval: str | None) -> tuple[list[str], list[Any]]:
-    return (["eval = ?"], [eval]) if eval is not None else ([], [])
+    """The condition on the eval's name, checked: another kind of value was a raw DuckDB
+    conversion error (every eval's name cast to the value's type)."""
+    if eval is None:
+        return [], []
+    if not isinstance(eval, str):
+        raise ValueError(f"eval is an eval's name (a string), not {eval!r}")
+    return ["eval = ?"], [eval]
 
 
 def _where(conditions: list[str]) -> str:

@@ -32,6 +32,11 @@ loose: Any = analytics  # called as untyped code calls it: the wrong kinds get t
      "alpha must be between 0 and 1, not '0.1'"),
     (lambda lake: loose.query_run_comparison(lake, RUN, "20260308T131900", min_effect=True),
      "min_effect must be between 0 and 1, not True"),
+    # a raw DuckDB ConversionException (every eval's name cast to INT32)
+    (lambda lake: loose.query_test_history(lake, eval=1),
+     "eval is an eval's name (a string), not 1"),
+    (lambda lake: loose.query_flaky_tests(lake, eval=["a"]),
+     "eval is an eval's name (a string), not ['a']"),
 ])
 def test_an_argument_of_the_wrong_kind_is_a_value_error(
         tmp_path: Path, call: Any, message: str) -> None:
