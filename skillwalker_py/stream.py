@@ -450,7 +450,10 @@ def extract_metrics(events: Iterable[Mapping[str, Any]]) -> ParsedRunMetrics:
       (``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``,
       ``cache_read_input_tokens``; ``usage`` counts the main thread only);
     * cumulative for the session, so taken from the **last** result event
-      that carries them: ``total_cost_usd`` and ``modelUsage``. Its entries
+      that reports them: ``total_cost_usd`` and ``modelUsage`` (a cost of 0
+      and an empty ``modelUsage`` report nothing when another result event
+      reports them: an interrupted turn's result has them, and a session's
+      cost does not fall back to 0). Its entries
       become ``model_usage`` (one :class:`~skillwalker_py.types.ModelUsage`
       per model, in the stream's order) and their sums the
       ``all_models_input_tokens``, ``all_models_output_tokens``,
@@ -507,11 +510,12 @@ def extract_metrics(events: Iterable[Mapping[str, Any]]) -> ParsedRunMetrics:
         if isinstance(usage, Mapping):
             for name in _USAGE_FIELDS:
                 tokens[name] = _add_int(tokens[name], _integer(usage.get(name)))
+        # cumulative: an interrupted turn's cost 0 and empty modelUsage report none
         cost = _number(event.get("total_cost_usd"))
-        if cost is not None:
+        if cost is not None and (cost != 0 or total_cost_usd is None):
             total_cost_usd = cost
         models = event.get("modelUsage")
-        if isinstance(models, Mapping):
+        if isinstance(models, Mapping) and (models or model_usage is None):
             model_usage = models
     if last is None:
         return ParsedRunMetrics()

@@ -6,7 +6,8 @@
 --     num_turns and the main-thread usage tokens;
 --   from the last result event that reports it (cumulative for the session):
 --     total_cost_usd, modelUsage (all-model totals here, per model in
---     test_run_model_usage), session_id;
+--     test_run_model_usage), session_id; a cost of 0 and an empty modelUsage
+--     (an interrupted turn's result) report nothing when another event does;
 --   from the last result event: is_error (the rule below), subtype, status,
 --     error, result, terminal_reason, errors, api_error_status;
 --   num_results / num_error_results count the result events and the errors.
@@ -51,13 +52,19 @@ executions as (
         sum(duration_ms) as duration_ms,
         sum(duration_api_ms) as duration_api_ms,
         sum(num_turns) as num_turns,
-        arg_max(total_cost_usd, _sw_seq) filter (where total_cost_usd is not null) as total_cost_usd,
+        coalesce(
+            arg_max(total_cost_usd, _sw_seq) filter (where total_cost_usd <> 0),
+            arg_max(total_cost_usd, _sw_seq) filter (where total_cost_usd is not null)
+        ) as total_cost_usd,
         arg_max(session_id, _sw_seq) filter (where session_id is not null) as session_id,
         sum(try_cast(usage ->> '$.input_tokens' as BIGINT)) as input_tokens,
         sum(try_cast(usage ->> '$.output_tokens' as BIGINT)) as output_tokens,
         sum(try_cast(usage ->> '$.cache_creation_input_tokens' as BIGINT)) as cache_creation_input_tokens,
         sum(try_cast(usage ->> '$.cache_read_input_tokens' as BIGINT)) as cache_read_input_tokens,
-        arg_max(model_usage, _sw_seq) filter (where model_usage is not null) as model_usage
+        coalesce(
+            arg_max(model_usage, _sw_seq) filter (where len(json_keys(model_usage)) > 0),
+            arg_max(model_usage, _sw_seq) filter (where model_usage is not null)
+        ) as model_usage
     from events
     group by test_run_id, test_case
 ),
