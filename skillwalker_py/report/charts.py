@@ -292,8 +292,10 @@ def trigger_chart(triggers: Sequence[Row]) -> figure | None:
 
 
 def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
-    """Train and test accuracy per iteration, each with its 95 % interval as a band; the
-    best iterations marked."""
+    """Train and test accuracy per iteration, each with its 95 % interval as error bars
+    (train's just left of the iteration, test's just right: equal ones stay apart; a band
+    through a loop's one iteration had no width, and was not drawn); the best iterations
+    marked."""
     if not iterations:
         return None
     its = [r["iteration"] for r in iterations]
@@ -317,13 +319,14 @@ def loop_chart(title: str, iterations: Sequence[Row]) -> figure | None:
         }
     )  # fmt: skip
     has_test = any(v is not None for v in test)
-    for kind, color in (("train", TRAIN_COLOR), ("test", TEST_COLOR)):
-        band = [(r["iteration"], r[f"{kind}_accuracy_low"], r[f"{kind}_accuracy_high"])
+    for kind, color, shift in (("train", TRAIN_COLOR, -0.06), ("test", TEST_COLOR, 0.06)):
+        bars = [(r["iteration"] + shift, r[f"{kind}_accuracy_low"], r[f"{kind}_accuracy_high"])
                 for r in iterations if r[f"{kind}_accuracy_low"] is not None]  # fmt: skip
-        if band:
-            fig.varea(
-                x=[b[0] for b in band], y1=[b[1] for b in band], y2=[b[2] for b in band],
-                fill_color=color, fill_alpha=0.14, legend_label=f"{kind} 95% interval",
+        if bars:
+            x = [b[0] for b in bars]
+            fig.segment(
+                x0=x, y0=[b[1] for b in bars], x1=x, y1=[b[2] for b in bars], color=color,
+                line_width=3, line_alpha=0.35, legend_label=f"{kind} 95% interval",
                 name=INTERVAL,
             )  # fmt: skip
     fig.line("iteration", "train", source=source, color=TRAIN_COLOR, line_width=2,

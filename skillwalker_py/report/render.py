@@ -10,6 +10,7 @@ string that escaped escaping could neither run nor load anything.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import secrets
 from collections.abc import Iterator
 from typing import Any
@@ -41,15 +42,20 @@ def _clip(value: Any, limit: int = MAX_TEXT) -> str:
     return f"{text[:limit]}\n… ({len(text) - limit:,} more characters not shown)"
 
 
-def _num(value: Any, digits: int = 4) -> str:
+def _num(value: Any, digits: int = 4, sign: str = "") -> str:
+    """``digits`` significant digits of a float, but one of 10,000 or more whole, with
+    thousands separators as an int has them (a cost of 1e8 was ``2e+08``, 12345.6
+    ``1.235e+04``); ``sign="+"`` shows a positive one's sign."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.{digits}g}"
+        if math.isfinite(value) and abs(value) >= 1e4:
+            return f"{value:{sign},.0f}"
+        return f"{value:{sign}.{digits}g}"
     if isinstance(value, int):
-        return f"{value:,}"
+        return f"{value:{sign},}"
     return str(value)
 
 
@@ -71,9 +77,7 @@ def _rate(row: Any, column: str) -> str:
 
 
 def _signed(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return ""
-    return f"{value:+.{digits}g}" if isinstance(value, float) else f"{value:+,}"
+    return _num(value, digits, sign="+")
 
 
 def _duration(ms: Any) -> str:

@@ -318,7 +318,7 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     # pass rate: 3 evals x 6 runs, a line, a marker and an interval (error bar) each
     assert state[0]["points"] == 3 * 3 * 6
     # every rate drawn with its 95 % interval: an error bar per eval and run, a line across
-    # each precision and recall bar (3 skill/agent files), a band per loop's train and test
+    # each precision and recall bar (3 skill/agent files), an error bar per loop's train and test
     # accuracy (5 SCIL iterations with a test set, 4 ACIL ones without)
     intervals = {c["name"].split("-")[0] if c["name"].startswith("loop") else c["name"]:
                  c["intervals"] for c in state}  # fmt: skip

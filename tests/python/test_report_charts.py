@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bokeh.models import HBar, PlainText, Range1d, Scatter, Text
+import pytest
+from bokeh.models import HBar, PlainText, Range1d, Scatter, Segment, Text
 from bokeh.models.annotations.labels import Title
 from bokeh.models.annotations.legends import Legend
 from bokeh.models.renderers import GlyphRenderer
 from bokeh.plotting import figure
 
-from skillwalker_py.report import charts
+from skillwalker_py.report import charts, render
 
 RUN_1, RUN_2 = "20260301T090000", "20260302T093700"
 
@@ -157,3 +158,42 @@ def test_a_title_is_plain_text_never_tex() -> None:
     assert isinstance(fig.title, Title)
     text = fig.title.text
     assert isinstance(text, PlainText) and text.text == title
+
+
+def test_a_loop_of_one_iteration_draws_its_intervals() -> None:
+    """A loop's intervals were a band through its iterations: a loop of one iteration drew
+    a band of no width, that is nothing, though the views gave both intervals. They are error
+    bars now, train's left of the iteration and test's right (the helper's case: train 1 of
+    2, test 1 of 1; Wilson 95 %: [0.0945, 0.9055] and [0.2065, 1.0])."""
+    fig = charts.loop_chart("SCIL", [{
+        "iteration": 1, "train_accuracy": 0.5, "train_accuracy_low": 0.0945,
+        "train_accuracy_high": 0.9055, "test_accuracy": 1.0, "test_accuracy_low": 0.2065,
+        "test_accuracy_high": 1.0, "phase": "explore", "accuracy_gap": -0.5,
+        "is_best_by_test": True, "is_best_by_train": True}])
+    assert fig is not None
+    bars = {}
+    for r in _glyphs(fig, Segment):
+        assert r.name == charts.INTERVAL
+        data = r.data_source.data
+        assert list(data["x0"]) == list(data["x1"])  # vertical
+        (x,) = data["x0"]
+        bars[round(x, 2)] = (data["y0"][0], data["y1"][0])
+    assert bars == {0.94: (0.0945, 0.9055), 1.06: (0.2065, 1.0)}
+
+
+@pytest.mark.parametrize(("value", "shown", "signed"), [
+    # a cost of 1e8 USD was "2e+08", a delta of 12345.6 "+1.235e+04": whole, with separators
+    (2e8, "200,000,000", "+200,000,000"),
+    (-12345.6, "-12,346", "-12,346"),
+    (9999.4, "9999", "+9999"),
+    # below 10,000: four significant digits, as before
+    (0.5083, "0.5083", "+0.5083"),
+    (0.0375, "0.0375", "+0.0375"),
+    (0.0, "0", "+0"),
+    (1234567, "1,234,567", "+1,234,567"),
+    (None, "", ""),
+])
+def test_report_numbers_never_show_an_exponent_from_ten_thousand(
+        value: float | None, shown: str, signed: str) -> None:
+    assert render._num(value) == shown
+    assert render._signed(value) == signed
