@@ -32,7 +32,12 @@
      required columns are present;
   5. meta.check: the column's domain rule, a SQL predicate on the typed columns
      (e.g. "duration_ms >= 0"), checked when the value is present; meta.rule, if
-     given, words it for the reason (default: the predicate itself).
+     given, words it for the reason (default: the predicate itself);
+  6. one test per test case (a source whose test_case, eval and test_name are
+     required): the first good line of a run's test case (by file and line) names its
+     eval and test; a later good line naming another is rejected, so two tests whose
+     names build one test case ID (build_test_case_id("code-review", "pr") ==
+     build_test_case_id("code", "review pr")) are never merged into one row.
 -#}
 {#- the run ID check (a DuckDB macro made from skillwalker_py.runid: the rule's one home) -#}
 {%- set run_id_ok = sw_run_id_ok('@ID@') -%}
@@ -44,6 +49,7 @@
   {%- do required.append(c.name) -%}
 {%- endfor -%}
 {%- set plan = 'memory.main._sw_plan_' ~ table -%}
+{%- set one_test = ['test_case', 'eval', 'test_name'] | reject('in', required) | list | length == 0 -%}
 with _sw_raw as (
   select l._sw_file, l._sw_line, l._sw_text, p.key as _sw_unit, p.run_from_path as _sw_dir_run,
     l._v is null as _sw_unparsed
@@ -124,6 +130,29 @@ _sw_checked as (
     end as _sw_reject
   from _sw_typed
 )
+{%- if one_test %},
+_sw_one_test as (
+  select * replace (coalesce(_sw_reject, case
+      when _sw_counts and (eval, test_name) is distinct from (_sw_first.eval, _sw_first.test_name)
+        then 'test case ' || left(test_case, 40) || ' of this run is eval "' || left(_sw_first.eval, 40)
+             || '", test "' || left(_sw_first.test_name, 40) || '" (line ' || _sw_first.line
+             || case when _sw_first.file <> _sw_file then ' of ' || _sw_first.file else '' end
+             || '); this line names eval "' || left(eval, 40) || '", test "' || left(test_name, 40)
+             || '": two tests with one test case ID (rename one)'
+    end) as _sw_reject)
+  from (
+    select *, first_value({eval: eval, test_name: test_name, file: _sw_file, line: _sw_line})
+        over (partition by test_run_id, test_case, _sw_counts order by _sw_file, _sw_line) as _sw_first
+    from (
+      {#- the lines imported so far: not rejected, kept, and not skipped for a run folder -#}
+      select *, _sw_reject is null and _sw_keep
+          and not (_sw_dir_run is null
+                   and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir')) as _sw_counts
+      from _sw_checked
+    )
+  )
+)
+{%- endif %}
 select _sw_file, _sw_line, _sw_line as _sw_seq, _sw_text, _sw_unit, _sw_reject, _sw_skip
   {%- for c in cols %}, case when _sw_skip is null then "{{ c.name }}" end as "{{ c.name }}"{% endfor %}
 from (
@@ -135,6 +164,6 @@ from (
            and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir')
         then 'run has its own folder'
     end as _sw_skip
-  from _sw_checked
+  from {{ '_sw_one_test' if one_test else '_sw_checked' }}
 )
 {%- endmacro %}

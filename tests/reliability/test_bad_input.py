@@ -39,6 +39,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from skillwalker_py import analytics, queries
+from skillwalker_py.config import build_test_case_id
 from skillwalker_py.errors import InvalidRunIdError
 from skillwalker_py.runid import validate_run_id
 from skillwalker_py.sample import SampleSummary, generate_sample
@@ -69,6 +70,7 @@ RENAMED_RUN = "20260410T000000"
 DUP_RUN = "20260411T000000"
 CONTRACT_RUN = "20260412T000000"
 CONTRACT_LOOP_RUN = "20260412T000100"
+ONE_TEST_RUN = "20260413T000000"
 HUGE = 260 * 2**20
 BIG = 30 * 2**20
 
@@ -477,6 +479,30 @@ def contract_input(inp: Input) -> None:
     ])
 
 
+def one_test_input(inp: Input) -> None:
+    """Two tests of one run whose names build one test case ID (eval ``code-review``, test
+    ``pr`` and eval ``code``, test ``review pr``: ``code-review-pr``), as the runner writes
+    them: their lines were merged into one row (one eval gone from every view, the other's
+    durations and tokens the sum of both), nothing rejected. The second test's lines are
+    rejected now, in every file; the first test is imported whole."""
+    run = ONE_TEST_RUN
+    case = build_test_case_id("code-review", "pr")
+    assert case == build_test_case_id("code", "review pr") == "code-review-pr"
+    first = {"test_case": case, "eval": "code-review", "test_name": "pr"}
+    second = {"test_case": case, "eval": "code", "test_name": "review pr"}
+    reason = ('test case code-review-pr of this run is eval "code-review", test "pr" (line 1); '
+              'this line names eval "code", test "review pr": two tests with one test case ID')
+    makers: dict[str, Callable[[dict[str, str]], dict[str, Any]]] = {
+        "test-config": lambda keys: config_line(run, "x", **keys),
+        "test-run": lambda keys: result_event(run, "x", **keys),
+        "test-results": lambda keys: result_row(run, "x", 0, **keys),
+        "output-files": lambda keys: file_row(run, "x", "a.txt", **keys),
+    }
+    for name, make in makers.items():
+        inp.write(f"runs/{run}/{name}.jsonl", [(None, line(make(first))),
+                                               (reason, line(make(second)))])
+
+
 def huge_input(inp: Input) -> Path:
     """A 260 MiB line beside good lines, and a 30 MiB file_content in another run."""
     path = inp.write(f"runs/{HUGE_RUN}/output-files.jsonl", [
@@ -659,7 +685,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
                              payload_kb=1)
     inp = Input(project.output_dir)
     for write in (surrogate_input, deep_input, nan_input, date_input, range_input, tz_input,
-                  duplicate_input, contract_input):
+                  duplicate_input, contract_input, one_test_input):
         write(inp)
     bom_file = bom_input(inp)
     huge_file = huge_input(inp)
@@ -882,6 +908,22 @@ def test_lines_without_the_contracts_keys_are_rejected(built: Built) -> None:
         assert proc.returncode == 0, (args, proc.stderr[-2000:])
 
 
+def test_two_tests_with_one_test_case_id_are_never_merged(built: Built) -> None:
+    """10. A run's second test whose names build the test case ID of its first (from two
+    evals) is rejected, line by line with the reason, in every file; the first test is one
+    execution of its own eval, its figures its own."""
+    built.check_build()
+    built.check_rejected(f"runs/{ONE_TEST_RUN}/")
+    assert built.rows(
+        "select eval, test_name, num_results, duration_ms from test_run where test_run_id = ?",
+        ONE_TEST_RUN) == [("code-review", "pr", 1, 1200)]
+    for table in ("test_config", "test_results", "output_files"):
+        assert built.rows(f"select eval, test_name from {table} where test_run_id = ?",
+                          ONE_TEST_RUN) == [("code-review", "pr")], table
+    assert built.rows("select eval, total_tests from test_run_summaries where test_run_id = ?",
+                      ONE_TEST_RUN) == [("code-review", 1)]
+
+
 # --------------------------------------------------------------------------- property test
 
 KINDS = {  # file kind -> (file name, a valid record of run ``run``, number ``n``)
@@ -1027,8 +1069,18 @@ def verdicts(kind: str, content: bytes, dir_run: str | None,
     if pieces and pieces[0].startswith(BOM):
         pieces[0] = pieces[0][len(BOM):]
     out = Verdicts()
+    tests: dict[tuple[str, str], tuple[str, str]] = {}
     for number, raw in enumerate(pieces, start=1):
         verdict = expected_verdict(kind, raw, dir_run, runs_with_dirs)
+        if verdict == "row":
+            # one test per test case: the first imported line of a run's test case names
+            # its eval and test; a later one naming another is rejected (lone surrogates
+            # read as U+FFFD, so two names may become one)
+            value = {k: re.sub("[\ud800-\udfff]", "\ufffd", v) if isinstance(v, str) else v
+                     for k, v in json.loads(raw.decode("utf-8")).items()}
+            named = (value["eval"], value["test_name"])
+            if tests.setdefault((value["test_run_id"], value["test_case"]), named) != named:
+                verdict = "bad"
         if verdict == "bad":
             out.bad.append(number)
         elif verdict == "row":
