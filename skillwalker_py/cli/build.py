@@ -162,16 +162,20 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
     long as ``lock_timeout_seconds`` says (:func:`skillwalker_py.pipeline.lock.hold`: it says
     whom it waits for, and how long): True; else print the command's one-line failure
     (and ``nothing_changed``): False."""
-    # a bad SKILLWALKER_THREADS, SKILLWALKER_MEMORY_LIMIT or SKILLWALKER_LAKE_COMMIT_RETRIES:
-    # one line before the lock creates the lake folder, not dbt's traceback or a failed
-    # model later (every command that runs dbt takes the lock here first)
+    # a bad SKILLWALKER_THREADS, SKILLWALKER_MEMORY_LIMIT, SKILLWALKER_LAKE_COMMIT_RETRIES or
+    # SKILLWALKER_LOCK_TIMEOUT: one line and status 2 before the lock creates the lake
+    # folder, not dbt's traceback or a failed model later (every command that runs dbt takes
+    # the lock here first), nor "build failed" (status 1: a check that failed)
     lake.threads()
     lake.memory_limit()
     lake.commit_retries()
     config = lake_config(args, as_of=False)
     try:
-        lock.hold(config, timeout=lock.timeout_seconds(config, dbt_vars.get(
-            "lock_timeout_seconds")))
+        timeout = lock.timeout_seconds(config, dbt_vars.get("lock_timeout_seconds"))
+    except lock.BuildLockError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        lock.hold(config, timeout=timeout)
     except lock.BuildLockError as exc:
         print(f"{PREFIX} {args.command} failed after {time.monotonic() - started:.1f} s: "
               f"{exc}{nothing_changed}", file=sys.stderr)

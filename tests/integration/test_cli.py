@@ -389,8 +389,9 @@ def test_a_filter_with_no_rows_is_no_error(cli: Cli) -> None:
 
 def test_a_thread_or_retry_count_that_is_no_count_is_one_line(cli: Cli, tmp_path: Path) -> None:
     """SKILLWALKER_THREADS is checked before a build runs dbt and before a read; so is
-    SKILLWALKER_LAKE_COMMIT_RETRIES before a build (it failed inside dbt). A digit that is
-    not ASCII ('²', which str.isdigit takes) is no number: it was a ValueError traceback."""
+    SKILLWALKER_LAKE_COMMIT_RETRIES and SKILLWALKER_LOCK_TIMEOUT before a build (the first
+    failed inside dbt). A digit that is not ASCII ('²', which str.isdigit takes) is no
+    number: it was a ValueError traceback."""
     cases = [("SKILLWALKER_THREADS", value, "threads, at least 1", args)
              for value in ("two", "\u00b2")
              for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"],
@@ -403,6 +404,15 @@ def test_a_thread_or_retry_count_that_is_no_count_is_one_line(cli: Cli, tmp_path
         assert proc.stderr == (f"skillwalker-data: error: {name} must be a whole number of "
                                f"{what}: {value!r}\n"), (name, value, args)
         assert proc.stdout == ""
+    # a lock timeout that is no number of seconds, or would wait forever, is status 2 too:
+    # it was "build failed after 0.0 s" and status 1, the status of a failed check
+    for value, why in (("nan", "must be a number of seconds, not 'nan'"),
+                       ("abc", "must be a number of seconds, not 'abc'"),
+                       ("-1", "must not be negative: -1")):
+        for args in (["build", "--lake-dir", str(tmp_path / "new")], ["build", "--force"]):
+            proc = cli(*args, code=2, env={"SKILLWALKER_LOCK_TIMEOUT": value})
+            assert proc.stderr == ("skillwalker-data: error: lock_timeout_seconds "
+                                   f"(SKILLWALKER_LOCK_TIMEOUT) {why}\n"), (value, args)
     assert not (tmp_path / "new").exists()
 
 
