@@ -87,3 +87,22 @@ def test_relative_paths_of_plain_dbt(plain: Plain) -> None:
     assert not (REPO / "lake-here").exists()
     rows = queries.query_sql(cwd / "lake-here", "select count(*) as n from test_run")
     assert rows[0]["n"] > 0
+
+
+def test_a_plain_dbt_build_reads_and_writes_the_data_set_of_skillwalker_home(
+        tmp_path: Path) -> None:
+    """SKILLWALKER_HOME names a whole data set, its output and its lake: a plain `dbt build`
+    wrote HOME/lake from the project's output/ (here: none), a lake without the runs,
+    and said nothing."""
+    home = tmp_path / "data-set"
+    project = DbtProject(tmp_path / "proj")
+    summary = generate_sample(home / "output", runs=1, evals=1, tests_per_eval=2, payload_kb=1)
+    env = project.env()
+    for name in ("SKILLWALKER_OUTPUT_DIR", "SKILLWALKER_LAKE_DIR"):
+        env.pop(name, None)
+    env["SKILLWALKER_HOME"] = str(home)
+    proc = forkrun.run(project.dbt_command("build"), env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert _query(home / "lake", "select count(*) from test_run") == [(summary.test_executions,)]
+    assert summary.test_executions == 2
