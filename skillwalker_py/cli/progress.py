@@ -3,7 +3,7 @@
 :meth:`Progress.on_event` is the callback given to ``dbtRunner``: it sees
 every event dbt fires (whatever dbt prints). On a terminal it draws a
 progress bar (tqdm, on stderr); otherwise it prints plain lines on stdout:
-one per storage table (rows imported, files read, lines rejected, as the
+one per storage table (lines imported, files read, lines rejected, as the
 table commits them to the lake's import log; one for the tables left out, which
 have no file to read), one per failing node, and at
 the end one for the views and one for the data tests. :meth:`Progress.finish`
@@ -102,7 +102,8 @@ class Progress:
         self.counts: Counter[str] = Counter()
         self.problems: list[str] = []
         self.imported: dict[str, tuple[int, int, int]] = {}
-        """Per storage table: rows, files and rejected lines it imported (sw_progress)."""
+        """Per storage table: the lines it imported (a stream's events, not its executions), files
+        and rejected lines (sw_progress)."""
         self.finished: tuple[int, int, int, int] | None = None
         """The finished build's test runs and loop runs imported, files read and lines
         rejected (sw_progress)."""
@@ -197,7 +198,7 @@ class Progress:
         rows, files, rejected = self.imported[table]
         if not files:
             return "nothing new"
-        text = f"{_plural(rows, 'row')} from {_plural(files, 'file')}"
+        text = f"{_plural(rows, 'line')} from {_plural(files, 'file')}"
         return text + (f", {_plural(rejected, 'line')} rejected" if rejected else "")
 
     # -- the end

@@ -86,9 +86,9 @@ def sample_ids(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cli, 
     assert lines[0] == (
         f"skillwalker-data: building {project.output_dir} into {project.lake_dir}"
     )
-    assert "skillwalker-data: imported test_results: 152 rows from 3 files, 1 line rejected" \
+    assert "skillwalker-data: imported test_results: 152 lines from 3 files, 1 line rejected" \
         in lines, build.stdout
-    assert "skillwalker-data: imported test_config: 72 rows from 3 files" in lines
+    assert "skillwalker-data: imported test_config: 72 lines from 3 files" in lines
     views = sum(1 for d in ("marts", "intermediate") for _ in (REPO / "models" / d).glob("*.sql"))
     assert f"skillwalker-data: views: {views} built, seeds: 3 loaded" in lines
     # every data test of the project passes; the one warning is the rejected line
