@@ -1,7 +1,8 @@
 {% macro loop_history(kind) -%}
-{#- One row per improvement-loop run and entity file (kind: 'scil' or 'acil'). The
-    best accuracies come with their 95 % Wilson intervals over the queries of the
-    iteration that reached them (sw_accuracy_interval). -#}
+{#- One row per improvement-loop run and entity file (kind: 'scil' or 'acil'): the runs
+    with iterations, and those whose summary names the file before any iteration (a loop
+    still starting: 0 iterations). The best accuracies come with their 95 % Wilson
+    intervals over the queries of the iteration that reached them (sw_accuracy_interval). -#}
 {%- set entity = 'skill_file' if kind == 'scil' else 'agent_file' -%}
 with iterations as (
     select
@@ -18,10 +19,10 @@ with iterations as (
     group by test_run_id, {{ entity }}
 )
 select
-    i.test_run_id,
-    i.eval,
-    i.{{ entity }},
-    i.iterations,
+    coalesce(i.test_run_id, s.test_run_id) as test_run_id,
+    coalesce(i.eval, s.eval) as eval,
+    coalesce(i.{{ entity }}, s.{{ entity }}) as {{ entity }},
+    coalesce(i.iterations, 0) as iterations,
     i.last_iteration,
     i.best_train_accuracy,
     i.best_test_accuracy,
@@ -32,7 +33,7 @@ select
     s.model,
     s.started_at,
     s.finished_at,
-    {{ sw_run_started_at('i.test_run_id') }} as run_started_at
+    {{ sw_run_started_at('coalesce(i.test_run_id, s.test_run_id)') }} as run_started_at
     {%- for set_name in ['train', 'test'] %}
     {%- for side in ['low', 'high'] %},
     {{ sw_accuracy_interval('i.best_' ~ set_name ~ '_accuracy', 'i.best_' ~ set_name ~ '_cases', side) }}
@@ -40,6 +41,8 @@ select
     {%- endfor %}
     {%- endfor %}
 from iterations as i
-left join {{ ref(kind ~ '_summary') }} as s
+full join {{ ref(kind ~ '_summary') }} as s
     on s.test_run_id = i.test_run_id and s.{{ entity }} is not distinct from i.{{ entity }}
+-- a summary without iterations that names no file has no key of this view
+where i.test_run_id is not null or s.{{ entity }} is not null
 {%- endmacro %}
