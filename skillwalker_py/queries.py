@@ -76,6 +76,9 @@ class TestRunDetails(TypedDict):
     expectations: list[Row]
     llm_judge_groups: list[LlmJudgeGroup]
     output_files: list[Row]
+    infrastructure_errors: list[Row]
+    """The executions the runner could not finish (rows of ``test_run_status``, with the
+    runner's message, ``infrastructure_error``); they have no other detail."""
 
 
 class LoopRunDetails(TypedDict):
@@ -134,7 +137,8 @@ def query_per_test(lake: LakeArg) -> list[Row]:
 
 
 def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
-    """Per-test summary, expectations, LLM-judge groups and output files of one run.
+    """Per-test summary, expectations, LLM-judge groups and output files of one run, and
+    its infrastructure errors (the tests the runner could not finish, with its message).
 
     Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
     ID and :class:`NotFoundError` ("Test run not found: <id>") for an unknown run.
@@ -172,11 +176,18 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
             "order by eval, test_name, file_path",
             run_id,
         )
+        broken = _rows(
+            con,
+            "select * from test_run_status where test_run_id = ? "
+            "and status = 'infrastructure-error' order by eval, test_name",
+            run_id,
+        )
     return {
         "summary": summary,
         "expectations": expectations,
         "llm_judge_groups": [cast(LlmJudgeGroup, g) for g in groups],
         "output_files": files,
+        "infrastructure_errors": broken,
     }
 
 

@@ -25,7 +25,10 @@ select
     -- the tokens the summaries add up (all models where reported, else the main thread)
     case when not e.is_infrastructure_error then e.total_input_tokens end as input_tokens,
     case when not e.is_infrastructure_error then e.total_output_tokens end as output_tokens,
-    case when not e.is_infrastructure_error then e.duration_ms end as duration_ms
+    case when not e.is_infrastructure_error then e.duration_ms end as duration_ms,
+    -- what broke: the runner's message (as skillwalker_py.stream names one without it)
+    case when e.is_infrastructure_error
+         then coalesce(nullif(e.infrastructure_error, ''), 'unknown error') end as infrastructure_error
 from {{ ref('int_test_executions') }} as e
 left join {{ ref('test_config') }} as c
     on c.test_run_id = e.test_run_id and c.test_case = e.test_case

@@ -41,7 +41,8 @@ def cmd_summaries(args: argparse.Namespace) -> int:
     return 0
 
 
-RUN_SECTIONS = ("tests", "expectations", "criteria", "files")
+RUN_SECTIONS = ("tests", "infra", "expectations", "criteria", "files")
+RUN_INFRA_COLUMNS = ["eval", "test_name", "model", "infrastructure_error"]
 RUN_TEST_COLUMNS = [
     "eval", "test_name", "model", "all_expectations_passed", "expectations_passed",
     "expectations_total", "total_cost_usd", "num_turns", "duration_ms", "is_error",
@@ -73,12 +74,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     ]
     sections: list[Section] = [
         ("tests", f"Tests of run {run_id}", details["summary"], RUN_TEST_COLUMNS),
+        ("infra", "Infrastructure errors", details["infrastructure_errors"], RUN_INFRA_COLUMNS),
         ("expectations", "Expectations", details["expectations"], RUN_EXPECTATION_COLUMNS),
         ("criteria", "LLM-judge criteria", criteria, RUN_CRITERIA_COLUMNS),
         ("files", "Output files", details["output_files"], RUN_FILE_COLUMNS),
     ]
     json_doc: dict[str, Any] = {
         "tests": details["summary"],
+        "infrastructure_errors": details["infrastructure_errors"],
         "expectations": details["expectations"],
         "judge_criteria": details["llm_judge_groups"],
         "output_files": details["output_files"],

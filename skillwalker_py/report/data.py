@@ -33,7 +33,8 @@ def test_anchor(eval_name: str, test_case: str) -> str:
 
 @dataclass
 class RunDetails:
-    """One test run: its tests, expectations, judge criteria and captured files."""
+    """One test run: its tests, expectations, judge criteria and captured files, and the
+    tests the runner could not finish (its infrastructure errors, with its message)."""
 
     run_id: str
     summaries: list[Row]
@@ -41,6 +42,7 @@ class RunDetails:
     expectations: list[Row] = field(default_factory=list)
     judge_groups: list[Row] = field(default_factory=list)
     output_files: list[Row] = field(default_factory=list)
+    infrastructure_errors: list[Row] = field(default_factory=list)
     _parts: dict[tuple[str, str], TestParts] | None = None
 
     def parts(self, eval_name: str, test_case: str) -> TestParts:
@@ -220,6 +222,9 @@ def _load_run_details(lake: LakeConfig, data: ReportData, progress: Progress) ->
          "judge criteria"),
         ("output_files", "test_run_detail_output_files", "eval, test_name, file_path",
          "captured files"),
+        ("infrastructure_errors",
+         "(select * from test_run_status where status = 'infrastructure-error') as broken",
+         "eval, test_name", "infrastructure errors"),
     )  # fmt: skip
     for attr, view, order, what in parts:
         for row in _by_runs(lake, data, view, order, progress, what):

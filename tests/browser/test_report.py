@@ -404,6 +404,15 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
     page.goto(f"{report.path.as_uri()}#run-20260303T101400")
     page.wait_for_timeout(300)
     _below_the_nav(page, "#run-20260303T101400 h3")
+    # the run's one infrastructure error is named with the runner's message (it was a count
+    # in the run's line, and the test named nowhere); the latest run has none: no count
+    broken = page.locator("#run-20260303T101400-infra tr")
+    assert broken.count() == 1 + 1
+    assert broken.nth(1).locator("td").all_inner_texts() == [
+        "refactor", "extracts helper function", "sonnet",
+        "claude CLI timed out after 600s (no output for 600s)"]
+    assert page.locator("#run-20260306T120500-infra").count() == 0
+    assert page.locator("#glance-infra").count() == 0
     page.goto(report.path.as_uri())
     run = page.locator("#run-20260306T120500")
     # a test's details: expectations, judge criteria and a captured file

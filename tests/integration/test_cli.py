@@ -189,7 +189,19 @@ def test_run_details_sections(cli: Cli, ids: dict[str, str]) -> None:
     for title in ("Tests of run", "Expectations (", "LLM-judge criteria (", "Output files ("):
         assert title in out
     doc = cli.json("run", ids["r2"])
-    assert set(doc) == {"tests", "expectations", "judge_criteria", "output_files"}
+    assert set(doc) == {"tests", "infrastructure_errors", "expectations", "judge_criteria",
+                        "output_files"}
+    assert doc["infrastructure_errors"] == []
+    # the sample's one infrastructure error, in R3, is named with the runner's message (the
+    # run's details named it nowhere: it is no counted test)
+    out = cli("run", ids["r3"]).stdout
+    assert "Infrastructure errors (1)" in out
+    (broken,) = cli.json("run", ids["r3"])["infrastructure_errors"]
+    assert (broken["eval"], broken["test_name"], broken["status"], broken["infrastructure_error"]) \
+        == ("refactor", "extracts helper function", "infrastructure-error",
+            "claude CLI timed out after 600s (no output for 600s)")
+    assert cli.csv("run", ids["r3"], "--section", "infra")[0]["test_name"] \
+        == "extracts helper function"
     assert len(doc["tests"]) == 24
     assert all(isinstance(g["criteria"], list) for g in doc["judge_criteria"])
     files = cli.csv("run", ids["r2"], "--section", "files")
