@@ -1431,3 +1431,67 @@ class TestDuplicateLines:
             [SCIL_RUN],
         )
         assert rows == [("Use when greeting someone.",)]
+
+
+# =========================================================================== re-evaluation
+
+RE_RUN = "20260310T090000"
+
+
+def test_a_reevaluation_leaves_nothing_of_the_earlier_evaluation(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """PRODUCT.md: after a re-evaluation "the views show only the latest evaluation of that
+    run: nothing of the old evaluation". Each expectation's latest line was kept, so an
+    expectation the new evaluation no longer has (removed from tests.json) kept failing the
+    test. A test's lines in time order are its evaluations one after the other; a line that
+    evaluates again, later, an expectation its evaluation already has starts the next one.
+
+    Worked by hand (t1: the first evaluation, t2 and t3 later ones):
+    - "all again": 0, 1 at t1, again at t2 -> 0, 1 of t2;
+    - "one dropped": 0 (fail), 1, 2 (fail) at t1; 0, 1 at t2 (2 was removed) -> 0, 1 of t2,
+      and the test passes (it failed on the old 2);
+    - "one again": 0, 1 at t1; 1 at t2 -> 1 of t2 alone;
+    - "three times": 0, 1, 2 at t1; 0, 1, 2 at t2; 0 at t3 -> 0 of t3 alone;
+    - "untouched": 0, 1 at t1 -> both (its only evaluation);
+    - "twice at once": 0 twice at t1 (fail, then pass: a writer's repeated line), 1 at t1
+      -> 0 (the later line: pass) and 1: a line of the same instant starts no evaluation.
+    """
+    project = make_project(tmp_path_factory, "reeval")
+    t1, t2, t3 = "2026-03-10T09:10:00Z", "2026-03-11T08:00:00Z", "2026-03-12T08:00:00Z"
+    first = {"all again": [(0, True, t1), (1, True, t1)],
+             "one dropped": [(0, False, t1), (1, True, t1), (2, False, t1)],
+             "one again": [(0, True, t1), (1, False, t1)],
+             "three times": [(i, False, t1) for i in range(3)],
+             "untouched": [(0, True, t1), (1, False, t1)],
+             "twice at once": [(0, False, t1), (0, True, t1), (1, True, t1)]}
+    again = {"all again": [(0, False, t2), (1, True, t2)],
+             "one dropped": [(0, True, t2), (1, True, t2)],
+             "one again": [(1, True, t2)],
+             "three times": [(i, True, t2) for i in range(3)] + [(0, False, t3)]}
+    a = f"runs/{RE_RUN}"
+    project.write_jsonl(f"{a}/test-run.jsonl", [
+        result_event(RE_RUN, "re", name, cost=0.01, turns=1, input_tokens=1, output_tokens=1,
+                     duration_ms=100) for name in first])
+    project.write_jsonl(f"{a}/test-results.jsonl", [
+        result_line(RE_RUN, "re", name, i, "result-contains", "x", ok, "x", at)
+        for name, lines in first.items() for i, ok, at in lines])
+    project.build()
+    append_lines(project, f"{a}/test-results.jsonl", [
+        result_line(RE_RUN, "re", name, i, "result-contains", "x", ok, "x", at)
+        for name, lines in again.items() for i, ok, at in lines])
+    write_marker(project, [RE_RUN])
+    project.build()
+    rows = project.query("select test_name, expect_index, passed, strftime(evaluated_at, '%d') "
+                         "from test_results order by 1, 2")
+    assert rows == [
+        ("all again", 0, False, "11"), ("all again", 1, True, "11"),
+        ("one again", 1, True, "11"),
+        ("one dropped", 0, True, "11"), ("one dropped", 1, True, "11"),
+        ("three times", 0, False, "12"),
+        ("twice at once", 0, True, "10"), ("twice at once", 1, True, "10"),
+        ("untouched", 0, True, "10"), ("untouched", 1, False, "10"),
+    ]
+    assert project.query("select test_name, all_expectations_passed, expectations_total "
+                         "from per_test order by 1") == [
+        ("all again", False, 2), ("one again", True, 1), ("one dropped", True, 2),
+        ("three times", False, 1), ("twice at once", True, 2), ("untouched", False, 2)]
