@@ -1,4 +1,52 @@
 {{ config(row_key=['test_run_id', 'test_case', 'expect_index', 'evaluated_at']) }}
+-- A re-evaluation appends new lines (later evaluated_at): only each test's latest
+-- evaluation stays, nothing of an earlier one (PRODUCT.md), so an expectation the new
+-- evaluation no longer has (removed from tests.json) is gone with it. A test's lines in
+-- time order are its evaluations one after the other: a line that evaluates again, later,
+-- an expectation the current evaluation already has starts the next one. `walk` follows
+-- each test's lines in that order, a recursive CTE (a window list() of the walk's state
+-- crashes DuckDB 1.5.5: docs/upstream/window-list-crash.md); the last start wins.
+with recursive lines as (
+    select
+        *,
+        row_number() over (
+            partition by test_run_id, test_case order by evaluated_at, _sw_line
+        ) - 1 as _sw_position,
+        evaluated_at > min(evaluated_at) over (
+            partition by test_run_id, test_case, expect_index
+        ) as _sw_again
+    from {{ source('output', 'test_results') }}
+),
+
+walk as (
+    select test_run_id, test_case, _sw_position, 0::BIGINT as _sw_start, [expect_index] as _sw_seen
+    from lines
+    where _sw_position = 0
+    union all
+    select
+        w.test_run_id,
+        w.test_case,
+        l._sw_position,
+        case when l._sw_again and list_contains(w._sw_seen, l.expect_index)
+             then l._sw_position else w._sw_start end,
+        case when l._sw_again and list_contains(w._sw_seen, l.expect_index)
+             then [l.expect_index] else list_append(w._sw_seen, l.expect_index) end
+    from walk as w
+    inner join lines as l
+        on l.test_run_id = w.test_run_id and l.test_case = w.test_case
+        and l._sw_position = w._sw_position + 1
+),
+
+latest as (
+    select l.*
+    from lines as l
+    inner join (
+        select test_run_id, test_case, max(_sw_start) as _sw_start from walk group by all
+    ) as s
+        on s.test_run_id = l.test_run_id and s.test_case = l.test_case
+    where l._sw_position >= s._sw_start
+)
+
 select
     test_run_id,
     test_case,
@@ -19,34 +67,10 @@ select
     threshold,
     score,
     criteria
-from (
-    -- A re-evaluation appends new lines (later evaluated_at): only the test's latest
-    -- evaluation stays, nothing of an earlier one (PRODUCT.md), so an expectation the
-    -- new evaluation no longer has (removed from tests.json) is gone with it. A test's
-    -- lines in time order are its evaluations one after the other: a line that evaluates
-    -- again, later, an expectation the current evaluation has already evaluated starts
-    -- the next one (_sw_start: where the last one starts, list_reduce over the lines).
-    select *,
-        row_number() over test_lines - 1 as _sw_position,
-        list({x: expect_index, again: _sw_again, seen: []::BIGINT[], start: 0, pos: 0})
-            over (test_lines rows between unbounded preceding and unbounded following) as _sw_lines
-    from (
-        select *,
-            evaluated_at > min(evaluated_at) over (
-                partition by test_run_id, test_case, expect_index) as _sw_again
-        from {{ source('output', 'test_results') }}
-    )
-    window test_lines as (partition by test_run_id, test_case order by evaluated_at, _sw_line)
-)
-qualify _sw_position >= list_reduce(_sw_lines, (acc, e) ->
-        case when e.again and list_contains(acc.seen, e.x)
-             then {x: e.x, again: e.again, seen: [e.x], start: acc.pos, pos: acc.pos + 1}
-             else {x: e.x, again: e.again, seen: list_append(acc.seen, e.x), start: acc.start,
-                   pos: acc.pos + 1} end,
-        {x: NULL::BIGINT, again: false, seen: []::BIGINT[], start: 0, pos: 0}).start
-    -- within it, one line per expectation (two lines of one expectation at one instant:
-    -- the later line wins)
-    and row_number() over (
-        partition by test_run_id, test_case, expect_index
-        order by evaluated_at desc, _sw_line desc nulls last, passed
-    ) = 1
+from latest
+-- within it, one line per expectation (two lines of one expectation at one instant: the
+-- later line wins)
+qualify row_number() over (
+    partition by test_run_id, test_case, expect_index
+    order by evaluated_at desc, _sw_line desc nulls last, passed
+) = 1
