@@ -198,8 +198,13 @@ def test_query_test_run_summaries_rows(built: DbtProject) -> None:
 
 def test_query_test_run_details(built: DbtProject) -> None:
     details = queries.query_test_run_details(built.lake_dir, RUN_A)
-    assert set(details) == {"summary", "expectations", "llm_judge_groups", "output_files"}
-    for part in ("summary", "expectations", "output_files"):
+    assert set(details) == {"summary", "expectations", "llm_judge_groups", "output_files",
+                            "infrastructure_errors"}
+    # the runner's crash of "crashes runner", with its message (golden run A)
+    assert [(r["test_name"], r["status"], r["infrastructure_error"], r["total_cost_usd"])
+            for r in details["infrastructure_errors"]] == [
+        ("crashes runner", "infrastructure-error", "claude exited with code 137 (killed)", None)]
+    for part in ("summary", "expectations", "output_files", "infrastructure_errors"):
         assert_snake_case(details[part])
     assert [r["test_name"] for r in details["summary"]] == [
         "answers directly", "delegates search", "has no results", "ignores weather",
@@ -278,6 +283,7 @@ def test_query_acil_history_and_run_details(built: DbtProject) -> None:
                   for h in history) == [
         (ACIL_RUN, "agents/explorer.md", 2, 1.0),
         (ACIL_RUN, "agents/planner.md", 1, 0.0),
+        (ACIL_FAILED_RUN, "agents/explorer.md", 0, None),  # failed before its first iteration
     ]  # fmt: skip
     details = queries.query_acil_run_details(built.lake_dir, ACIL_RUN)
     assert details["summary"]["agent_file"] == "agents/explorer.md"
@@ -379,7 +385,12 @@ def test_config_without_executions_is_not_a_test_run(partial: DbtProject) -> Non
 
 
 def test_missing_iterations_give_empty_lists(partial: DbtProject) -> None:
-    assert queries.query_scil_history(partial.lake_dir) == []
+    """A SCIL summary without iterations is a run of scil_history with 0 iterations and no
+    best accuracy; its details have no iteration."""
+    (history,) = queries.query_scil_history(partial.lake_dir)
+    assert (history["test_run_id"], history["skill_file"], history["iterations"],
+            history["best_train_accuracy"], history["status"], history["best_iteration"]) == (
+        SCIL_RUN, "skills/greet/SKILL.md", 0, None, "completed", 3)
     assert queries.query_acil_history(partial.lake_dir) == []
     details = queries.query_scil_run_details(partial.lake_dir, SCIL_RUN)
     assert details["iterations"] == []

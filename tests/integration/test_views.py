@@ -346,7 +346,16 @@ def test_acil_history_groups_by_run_and_agent_file(gp: DbtProject) -> None:
             "model": None, "started_at": None, "finished_at": None,
             "run_started_at": run_started,
         },
-        # ACIL_FAILED_RUN has a summary but no iterations: not in the history
+        {
+            # a summary but no iterations (the loop failed before its first): a run of the
+            # history, with 0 iterations and its summary (PRODUCT.md: one row per ACIL run)
+            "test_run_id": ACIL_FAILED_RUN, "eval": "explore", "agent_file": "agents/explorer.md",
+            "iterations": 0, "last_iteration": None, "best_train_accuracy": None,
+            "best_test_accuracy": None,
+            "status": "failed", "best_iteration": None, "max_iterations": 5, "holdout": 0.25,
+            "model": "sonnet", "started_at": datetime(2026, 3, 7, 14, 0), "finished_at": None,
+            "run_started_at": datetime(2026, 3, 7, 14, 0),
+        },
     ]  # fmt: skip
 
 
