@@ -6,7 +6,7 @@
 -- an expectation the current evaluation already has starts the next one. `walk` follows
 -- each test's lines in that order, a recursive CTE (a window list() of the walk's state
 -- crashes DuckDB 1.5.5: docs/upstream/window-list-crash.md); the last start wins.
-with recursive lines as (
+with recursive lines as materialized (
     select
         *,
         row_number() over (
@@ -18,9 +18,15 @@ with recursive lines as (
     from {{ source('output', 'test_results') }}
 ),
 
+-- only a test evaluated again has more than one evaluation to walk
+walked as (
+    select * from lines
+    where (test_run_id, test_case) in (select (test_run_id, test_case) from lines where _sw_again)
+),
+
 walk as (
     select test_run_id, test_case, _sw_position, 0::BIGINT as _sw_start, [expect_index] as _sw_seen
-    from lines
+    from walked
     where _sw_position = 0
     union all
     select
@@ -32,7 +38,7 @@ walk as (
         case when l._sw_again and list_contains(w._sw_seen, l.expect_index)
              then [l.expect_index] else list_append(w._sw_seen, l.expect_index) end
     from walk as w
-    inner join lines as l
+    inner join walked as l
         on l.test_run_id = w.test_run_id and l.test_case = w.test_case
         and l._sw_position = w._sw_position + 1
 ),
@@ -40,11 +46,11 @@ walk as (
 latest as (
     select l.*
     from lines as l
-    inner join (
+    left join (
         select test_run_id, test_case, max(_sw_start) as _sw_start from walk group by all
     ) as s
         on s.test_run_id = l.test_run_id and s.test_case = l.test_case
-    where l._sw_position >= s._sw_start
+    where l._sw_position >= coalesce(s._sw_start, 0)
 )
 
 select
