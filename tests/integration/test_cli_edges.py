@@ -48,6 +48,16 @@ def test_a_run_of_infrastructure_errors_only_is_found(cli: Cli) -> None:
             if r["eval"] == "c"] == [(R4, 1)]
     details = cli.json("run", R4)
     assert (details["tests"], details["expectations"]) == ([], [])
+    # ... and what broke is named, with the runner's message: by `run`, and by the report,
+    # whose header said "0/0 tests passed" of this latest run, and nothing else
+    assert [(r["eval"], r["test_name"], r["infrastructure_error"])
+            for r in details["infrastructure_errors"]] == [("c", "v", "timeout")]
+    page = cli.project.root / "edges.html"
+    cli("report", "--out", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert '<div id="glance-infra"><b>1</b><a href="#run-20260404T090000-infra">' in html
+    table = html.split('id="run-20260404T090000-infra"')[1].split("</table>")[0]
+    assert "<td>c</td><td>v</td>" in table and "<pre>timeout</pre>" in table
     cli("run", "20260405T090000", code=2)  # a run the lake does not have
 
 
