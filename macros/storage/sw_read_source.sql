@@ -112,6 +112,9 @@ _sw_typed as (
 ),
 _sw_checked as (
   select *,
+    {#- a line of the seed's single file whose run has a run folder (the folder is read) -#}
+    _sw_dir_run is null
+      and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir') as _sw_shadowed,
     case
       when _sw_core_reject is not null then _sw_core_reject
       when not _sw_keep then NULL
@@ -145,9 +148,7 @@ _sw_one_test as (
         over (partition by test_run_id, test_case, _sw_counts order by _sw_file, _sw_line) as _sw_first
     from (
       {#- the lines imported so far: not rejected, kept, and not skipped for a run folder -#}
-      select *, _sw_reject is null and _sw_keep
-          and not (_sw_dir_run is null
-                   and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir')) as _sw_counts
+      select *, _sw_reject is null and _sw_keep and not _sw_shadowed as _sw_counts
       from _sw_checked
     )
   )
@@ -160,9 +161,7 @@ from (
     case
       when _sw_reject is not null then NULL
       when not _sw_keep then 'not kept'
-      when _sw_dir_run is null
-           and test_run_id in (select run_from_path from {{ plan }} where kind = 'dir')
-        then 'run has its own folder'
+      when _sw_shadowed then 'run has its own folder'
     end as _sw_skip
   from {{ '_sw_one_test' if one_test else '_sw_checked' }}
 )

@@ -195,10 +195,10 @@ class Progress:
     def _imported(self, table: str) -> str:
         if table not in self.imported:
             return "done"
-        rows, files, rejected = self.imported[table]
+        lines, files, rejected = self.imported[table]
         if not files:
             return "nothing new"
-        text = f"{_plural(rows, 'line')} from {_plural(files, 'file')}"
+        text = f"{_plural(lines, 'line')} from {_plural(files, 'file')}"
         return text + (f", {_plural(rejected, 'line')} rejected" if rejected else "")
 
     # -- the end

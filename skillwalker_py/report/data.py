@@ -192,20 +192,23 @@ _CHUNK = 200
 
 
 def _by_runs(
-    lake: LakeConfig, data: ReportData, view: str, order: str, progress: Progress, what: str
+    lake: LakeConfig, data: ReportData, view: str, order: str, progress: Progress, what: str,
+    where: str = "true",
 ) -> Iterator[Row]:
-    """The rows of ``view`` for the runs shown: the whole view when every run is shown,
-    else in chunks of runs (a progress line per chunk)."""
+    """The rows of ``view`` that match ``where`` for the runs shown: the whole view when
+    every run is shown, else in chunks of runs (a progress line per chunk)."""
     if len(data.runs) == data.total_runs:
         progress(f"reading {what} of {len(data.runs)} runs")
-        yield from queries.query_sql(lake, f"select * from {view} order by {order}")
+        yield from queries.query_sql(
+            lake, f"select * from {view} where {where} order by {order}")
         return
     for start in range(0, len(data.runs), _CHUNK):
         chunk = data.runs[start : start + _CHUNK]
         progress(f"reading {what} {start + len(chunk)}/{len(data.runs)} runs")
         yield from queries.query_sql(
             lake,
-            f"select * from {view} where list_contains(?, test_run_id) order by {order}",
+            f"select * from {view} where ({where}) and list_contains(?, test_run_id)"
+            f" order by {order}",
             [chunk],
         )
 
@@ -214,20 +217,19 @@ def _load_run_details(lake: LakeConfig, data: ReportData, progress: Progress) ->
     by_run = {run_id: RunDetails(run_id, []) for run_id in data.runs}
     for s in data.summaries:
         by_run[s["test_run_id"]].summaries.append(s)
-    parts: Sequence[tuple[str, str, str, str]] = (
-        ("tests", "test_run_detail_tests", "eval, test_name", "tests"),
-        ("expectations", "test_run_detail_expectations", "eval, test_name, expect_index",
-         "expectations"),
-        ("judge_groups", "test_run_detail_judge_criteria", "eval, test_name, expect_index",
-         "judge criteria"),
-        ("output_files", "test_run_detail_output_files", "eval, test_name, file_path",
-         "captured files"),
-        ("infrastructure_errors",
-         "(select * from test_run_status where status = 'infrastructure-error') as broken",
+    parts: Sequence[tuple[str, str, str, str, str]] = (
+        ("tests", "test_run_detail_tests", "true", "eval, test_name", "tests"),
+        ("expectations", "test_run_detail_expectations", "true",
+         "eval, test_name, expect_index", "expectations"),
+        ("judge_groups", "test_run_detail_judge_criteria", "true",
+         "eval, test_name, expect_index", "judge criteria"),
+        ("output_files", "test_run_detail_output_files", "true",
+         "eval, test_name, file_path", "captured files"),
+        ("infrastructure_errors", "test_run_status", "status = 'infrastructure-error'",
          "eval, test_name", "infrastructure errors"),
     )  # fmt: skip
-    for attr, view, order, what in parts:
-        for row in _by_runs(lake, data, view, order, progress, what):
+    for attr, view, where, order, what in parts:
+        for row in _by_runs(lake, data, view, order, progress, what, where):
             getattr(by_run[row["test_run_id"]], attr).append(row)
     data.run_details = [by_run[r] for r in reversed(data.runs)]  # newest first
 
