@@ -376,7 +376,8 @@ def query_loop_trigger_metrics(
 def query_loop_health(
     lake: PathLike, loop_type: LoopType | None = None, test_run_id: str | None = None
 ) -> list[Row]:
-    """One row per SCIL/ACIL loop (view ``loop_health``), newest first.
+    """One row per SCIL/ACIL loop (view ``loop_health``), newest first: a loop whose
+    summary names its file before any iteration has 0 iterations.
 
     ``loop_type`` keeps one kind of loop, ``test_run_id`` one run (``[]`` when
     it has no loop).
@@ -397,9 +398,11 @@ def query_loop_health(
 
 
 def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType) -> list[Row]:
-    """The iterations of one SCIL or ACIL run (view ``loop_iteration_health``), in order.
+    """The iterations of one SCIL or ACIL run (view ``loop_iteration_health``), in order:
+    ``[]`` for a loop whose summary names its file before any iteration (a row of
+    ``loop_health`` with 0 iterations).
 
-    NotFoundError ("SCIL run not found: <id>") when the run has no iterations.
+    NotFoundError ("SCIL run not found: <id>") when the run is no loop of that kind.
     """
     _loop_type(loop_type, optional=False)
     run_id = validate_run_id(test_run_id)
@@ -409,7 +412,7 @@ def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType)
         "order by entity_file, iteration",
         [loop_type, run_id],
     )
-    if not rows:
+    if not rows and not query_loop_health(lake, loop_type, run_id):
         raise NotFoundError(f"{loop_type.upper()} run not found: {run_id}")
     return rows
 

@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from skillwalker_py import lake, queries
+from skillwalker_py import analytics, lake, queries
 from skillwalker_py.errors import InvalidRunIdError, NotFoundError, SkillwalkerError
 
 from .conftest import DbtProject
@@ -34,6 +34,7 @@ from .scenarios import (
     copy_fixture,
     make_project,
 )
+from .test_cli import Cli
 
 LIST_QUERIES: dict[str, Callable[[Path], list[dict[str, Any]]]] = {
     "query_per_test": queries.query_per_test,
@@ -297,6 +298,36 @@ def test_query_acil_history_and_run_details(built: DbtProject) -> None:
     failed = queries.query_acil_run_details(built.lake_dir, ACIL_FAILED_RUN)
     assert failed["iterations"] == []
     assert (failed["summary"]["status"], failed["summary"]["max_iterations"]) == ("failed", 5)
+
+
+def test_a_loop_that_failed_before_its_first_iteration_is_listed(built: DbtProject) -> None:
+    """`acil` (view loop_health) listed loops with iterations only: a loop that failed
+    before its first iteration, which acil_history shows, was in no listing, and
+    `acil RUN_ID` said "ACIL run not found" of it. The report draws it without a chart."""
+    loops = analytics.query_loop_health(built.lake_dir, "acil")
+    assert sorted((h["test_run_id"], h["entity_file"], h["iterations"], h["status"],
+                   h["best_iteration_by_train"]) for h in loops) == [
+        (ACIL_RUN, "agents/explorer.md", 2, "completed", 2),
+        (ACIL_RUN, "agents/planner.md", 1, None, 1),  # the summary names explorer.md only
+        (ACIL_FAILED_RUN, "agents/explorer.md", 0, "failed", None),
+    ]  # fmt: skip
+    assert analytics.query_loop_iterations(built.lake_dir, ACIL_FAILED_RUN, "acil") == []
+    with pytest.raises(NotFoundError, match=f"SCIL run not found: {ACIL_FAILED_RUN}"):
+        analytics.query_loop_iterations(built.lake_dir, ACIL_FAILED_RUN, "scil")
+    cli = Cli(built)
+    listed = cli.json("acil")
+    assert [(r["test_run_id"], r["iterations"]) for r in listed] == [
+        (ACIL_FAILED_RUN, 0), (ACIL_RUN, 2), (ACIL_RUN, 1)]  # newest first, then by file
+    one = cli.json("acil", ACIL_FAILED_RUN)
+    assert [(r["status"], r["iterations"]) for r in one["loops"]] == [("failed", 0)]
+    assert one["iterations"] == []
+    page = built.root / "loops.html"
+    cli("report", "--out", str(page))
+    html = page.read_text(encoding="utf-8")
+    loop = html.split(f"ACIL {ACIL_FAILED_RUN} · explore · agents/explorer.md</h3>")[1]
+    assert loop.split("</div>")[0].strip() == (
+        "<p>Status failed, model sonnet, holdout 0.25; 0 of 5 iterations: the "
+        "summary names this file, and no iteration is recorded.</p>")
 
 
 @pytest.mark.parametrize(
