@@ -233,6 +233,7 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
     """The vars of ``--vars`` and of a ``--vars`` among the extra dbt arguments, validated
     (merged, the later wins), and the extra arguments without them."""
     declared = project.declared_vars(project_dir())
+    tables = project.lake_tables(project_dir())
     texts = [args.vars] if getattr(args, "vars", None) else []
     rest: list[str] = []
     i = 0
@@ -248,7 +249,7 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
         i += 1
     merged: dict[str, Any] = {}
     for text in texts:
-        merged.update(project.validate_vars(text, declared))
+        merged.update(project.validate_vars(text, declared, tables))
     return merged, rest
 
 

@@ -159,7 +159,8 @@ class Plugin(BasePlugin):
         given = getattr(flags, "VARS", None)
         if isinstance(given, dict) and given:  # the rule `skillwalker-data build` checks
             try:
-                project.check_vars(given, project.declared_vars(flags.PROJECT_DIR or "."))
+                root = flags.PROJECT_DIR or "."
+                project.check_vars(given, project.declared_vars(root), project.lake_tables(root))
             except project.VarsError as exc:  # dbt's error: its message, not a traceback
                 raise DbtRuntimeError(str(exc)) from None
         invocation = get_invocation_id()

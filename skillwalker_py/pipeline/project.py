@@ -9,7 +9,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "check_vars",
     "declared_vars",
     "is_share",
+    "lake_tables",
     "project_files_digest",
     "project_fingerprint",
     "project_yaml",
@@ -134,6 +135,19 @@ def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return dict(spec.get("vars") or {})
 
 
+def lake_tables(project_dir: str | os.PathLike[str]) -> list[str]:
+    """The tables a build keeps in the lake, which var ``rebuild_tables`` may name: the
+    storage and bookkeeping tables (sources ``output`` and ``lake`` of models/storage) and
+    the seeds (seeds/*.csv)."""
+    root = Path(project_dir)
+    names = {table["name"]
+             for yml in (root / "models" / "storage").glob("_*__sources.yml")
+             for source in project_yaml(yml).get("sources", [])
+             if source.get("name") in ("output", "lake")
+             for table in source.get("tables", [])}  # fmt: skip
+    return sorted(names | {seed.stem for seed in (root / "seeds").glob("*.csv")})
+
+
 # ----------------------------------------------------------------------------- the vars' rule
 
 SHARE = "between 0 and 1 (a fraction: 0.05 is 5 points)"
@@ -175,7 +189,9 @@ def _type_name(kind: type) -> str:
             list: "a list"}[kind]  # fmt: skip
 
 
-def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
+def validate_vars(
+    text: str, declared: Mapping[str, Any], tables: Collection[str] | None = None
+) -> dict[str, Any]:
     """``--vars`` text (a YAML mapping) checked by :func:`check_vars`; raises VarsError.
 
     >>> validate_vars("{flaky_window: 3}", {"flaky_window": 5})
@@ -204,15 +220,18 @@ def validate_vars(text: str, declared: Mapping[str, Any]) -> dict[str, Any]:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:  # YAML keeps the last silently: a mistake, as a JSONL line's repeated key
         raise VarsError(f"--vars names {', '.join(twice)} twice: give each var once")
-    return check_vars(given, declared)
+    return check_vars(given, declared, tables)
 
 
-def check_vars(given: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
+def check_vars(
+    given: Mapping[str, Any], declared: Mapping[str, Any], tables: Collection[str] | None = None
+) -> dict[str, Any]:
     """The vars given to a build, checked against the project's ``declared`` vars: known
     names, the type of each default, no negative number, the range of the vars that have
-    one, run IDs in the run ID lists. The one rule of ``skillwalker-data``'s ``--vars``
-    and of a plain ``dbt build --vars`` (the plugin checks them before the build starts).
-    Raises VarsError with one line."""
+    one, run IDs in the run ID lists, and the names of ``rebuild_tables`` among the
+    project's ``tables`` (:func:`lake_tables`; unchecked when None). The one rule of
+    ``skillwalker-data``'s ``--vars`` and of a plain ``dbt build --vars`` (the plugin
+    checks them before the build starts). Raises VarsError with one line."""
     for name, value in given.items():
         if name not in declared:
             known = ", ".join(sorted(declared))
@@ -239,4 +258,9 @@ def check_vars(given: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[st
             raise VarsError(f"--vars: {name} must not be negative, not {value!r}")
         if name in _RANGES and not _RANGES[name][0](value):
             raise VarsError(f"--vars: {name} must be {_RANGES[name][1]}, not {value!r}")
+        if name == "rebuild_tables" and tables is not None:  # a name of none dropped nothing
+            unknown = ", ".join(str(t) for t in value if t not in tables)
+            if unknown:
+                raise VarsError(f"--vars: rebuild_tables names no table of the lake: {unknown} "
+                                f"(its tables: {', '.join(tables)})")
     return dict(given)

@@ -566,6 +566,12 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "verdict_alpha, verdict_min_effect)"),
         (["build", "--", "--vars", "{full_tests: 1}"],
          "--vars: full_tests must be true or false, not 1"),
+        # a misspelt table: the build dropped nothing, and said nothing of it
+        (["build", "--vars", "{rebuild_tables: [tset_run]}"], "--vars: rebuild_tables names "
+         "no table of the lake: tset_run (its tables: acil_iteration, acil_summary, "
+         "expectation_types, model_aliases, output_files, run_status_changes, scil_iteration, "
+         "scil_summary, sw_builds, sw_import_log, sw_rejected_lines, test_config, "
+         "test_results, test_run, tool_calls)"),
         # a date where a run ID goes (YAML reads it as a date): shown as it was written
         (["build", "--vars", "{replace_run_ids: [20260301T090000, 2026-03-01]}"],
          "--vars: replace_run_ids: 2026-03-01 (a date) is not a run ID (expected "

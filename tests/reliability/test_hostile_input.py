@@ -297,10 +297,13 @@ PLAIN_DBT_VARS = [
     ("{flaky_window: 99999999999999999999}",
      "--vars: flaky_window must be between 1 and 1,000,000, not 99999999999999999999"),
     ("{flaky_windw: 3}", "--vars: unknown var 'flaky_windw' (the project's vars: "),
+    ("{rebuild_tables: [tset_run]}",
+     "--vars: rebuild_tables names no table of the lake: tset_run (its tables: "),
 ]
 
 
-@pytest.mark.parametrize(("var", "message"), PLAIN_DBT_VARS, ids=["zero", "huge", "misspelled"])
+@pytest.mark.parametrize(("var", "message"), PLAIN_DBT_VARS,
+                         ids=["zero", "huge", "misspelled", "no-table"])
 def test_a_plain_dbt_build_checks_its_vars(built: Built, var: str, message: str) -> None:
     """A plain ``dbt build --vars`` gets the rule ``skillwalker-data build`` checks: the
     project's plugin refuses the var before the build takes the lock, with the command's
