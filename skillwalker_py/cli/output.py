@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillwalker_py.rates import rate_text
+
 __all__ = ["FORMATS", "HEADERS", "Row", "Section", "emit", "emit_sections", "format_rows",
            "stdout_closed"]
 
@@ -55,9 +57,7 @@ def _interval_cell(row: Row, column: str) -> str:
     value, low, high = row.get(column), row.get(f"{column}_low"), row.get(f"{column}_high")
     if not isinstance(value, float) or not isinstance(low, float) or not isinstance(high, float):
         return _cell(value)
-    if "change" in column:
-        return f"{value * 100:+.0f} [{low * 100:+.0f}, {high * 100:+.0f}]"
-    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+    return rate_text(value, low, high, change="change" in column)
 
 
 def _json_default(value: Any) -> Any:

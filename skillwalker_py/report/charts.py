@@ -27,6 +27,8 @@ from bokeh.models.annotations.legends import Legend, LegendItem
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
+from skillwalker_py.rates import rate_text
+
 __all__ = [
     "loop_chart",
     "pass_rate_chart",
@@ -106,7 +108,7 @@ def _interval(row: Row, column: str) -> str:
     value, low, high = row[column], row[f"{column}_low"], row[f"{column}_high"]
     if value is None or low is None or high is None:
         return "n/a"
-    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+    return rate_text(value, low, high)
 
 
 def _legend_outside(fig: figure) -> None:

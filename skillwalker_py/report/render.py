@@ -19,6 +19,7 @@ import jinja2
 from bokeh.embed import components
 from bokeh.resources import Resources
 
+from skillwalker_py.rates import rate_text
 from skillwalker_py.report import charts
 from skillwalker_py.report.data import ReportData, test_anchor
 
@@ -71,9 +72,7 @@ def _rate(row: Any, column: str) -> str:
         return ""
     if low is None or high is None:
         return _pct(value)
-    if "change" in column:
-        return f"{value * 100:+.0f} [{low * 100:+.0f}, {high * 100:+.0f}]"
-    return f"{value:.0%} [{low * 100:.0f}\u2013{high * 100:.0f}]"
+    return rate_text(value, low, high, change="change" in column)
 
 
 def _signed(value: Any, digits: int = 4) -> str:

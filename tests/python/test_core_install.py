@@ -19,7 +19,7 @@ from skillwalker_py.command import EXTRAS, missing_extra
 
 REPO = Path(__file__).resolve().parents[2]
 HELPERS = ["config", "stream", "jsonl", "split", "phase", "prompts", "frontmatter",
-           "markers", "runid", "errors", "types"]  # fmt: skip
+           "markers", "runid", "errors", "types", "rates"]  # fmt: skip
 HEAVY = ["duckdb", "dbt", "bokeh", "numpy", "jinja2", "psycopg", "tqdm", "pytz"]
 
 

@@ -27,6 +27,7 @@ MODULES = [
     "skillwalker_py.phase",
     "skillwalker_py.prompts",
     "skillwalker_py.queries",
+    "skillwalker_py.rates",
     "skillwalker_py.report",
     "skillwalker_py.runid",
     "skillwalker_py.sample",
