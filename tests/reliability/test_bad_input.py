@@ -450,8 +450,8 @@ def contract_input(inp: Input) -> None:
     event (not a result) without a string ``test_case`` (its tool calls were dropped
     without a word: tool_calls keeps only events it can place), SCIL and ACIL iterations
     without ``skill_file`` / ``agent_file`` (they failed the primary-key data test, and
-    every later build), and a judge whose criteria list holds a null (imported: the
-    view leaves the null out; `report` and `run` failed on it)."""
+    every later build) and summaries without it, and a judge whose criteria list holds a
+    null (imported: the view leaves the null out; `report` and `run` failed on it)."""
     run, loop = CONTRACT_RUN, CONTRACT_LOOP_RUN
     use = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a"}}
     event = {"type": "assistant", "message": {"role": "assistant", "content": [use]},
@@ -477,6 +477,12 @@ def contract_input(inp: Input) -> None:
         (None, line({**agent, "agent_file": "agents/demo.md"})),
         ('missing required field "agent_file"', line({**agent, "iteration": 2})),
     ])
+    # a summary that names no file of its kind (an ACIL summary naming a skill file): it
+    # matched none of its run's loops (whose iterations name their file), so the loop
+    # showed no status and no recorded best, as if it were still running
+    no_file = {k: v for k, v in summary(loop).items() if k != "skill_file"}
+    inp.document("scil-summary", loop, no_file, 'missing required field "skill_file"')
+    inp.document("acil-summary", loop, summary(loop), 'missing required field "agent_file"')
 
 
 def one_test_input(inp: Input) -> None:
@@ -886,11 +892,13 @@ def test_a_key_named_twice_rejects_its_line(built: Built) -> None:
 
 
 def test_lines_without_the_contracts_keys_are_rejected(built: Built) -> None:
-    """9. A stream event without a string test_case, an SCIL or ACIL iteration without its
-    file are rejected with their reasons, and the rest of their runs is imported; a null
-    in a judge's criteria is left out of the view, and `run` and `report` show the run."""
+    """9. A stream event without a string test_case, an SCIL or ACIL iteration or summary
+    without its file are rejected with their reasons, and the rest of their runs is
+    imported; a null in a judge's criteria is left out of the view, and `run` and
+    `report` show the run."""
     built.check_build()
-    built.check_rejected(f"runs/{CONTRACT_RUN}/", f"runs/{CONTRACT_LOOP_RUN}/")
+    built.check_rejected(f"runs/{CONTRACT_RUN}/", f"runs/{CONTRACT_LOOP_RUN}/",
+                         f"scil-summary/{CONTRACT_LOOP_RUN}", f"acil-summary/{CONTRACT_LOOP_RUN}")
     assert built.rows("select test_case, tool_name from tool_calls where test_run_id = ?",
                       CONTRACT_RUN) == [("demo-c-ok", "Read")]
     assert built.rows("select iteration from scil_iteration where test_run_id = ?",
