@@ -2,7 +2,8 @@
 {#- One row per improvement-loop run and entity file (kind: 'scil' or 'acil'): the runs
     with iterations, and those whose summary names the file before any iteration (a loop
     still starting: 0 iterations). The best accuracies come with their 95 % Wilson
-    intervals over the queries of the iteration that reached them (sw_accuracy_interval). -#}
+    intervals over the queries of the iteration that reached them (sw_accuracy_interval;
+    of several, the one loop_iteration_health calls best). -#}
 {%- set entity = 'skill_file' if kind == 'scil' else 'agent_file' -%}
 with iterations as (
     select
@@ -13,8 +14,13 @@ with iterations as (
         max(iteration) as last_iteration,
         max(train_accuracy) as best_train_accuracy,
         max(test_accuracy) as best_test_accuracy,
-        max_by({{ sw_json_list_length('train_results') }}, train_accuracy) as best_train_cases,
-        max_by({{ sw_json_list_length('test_results') }}, test_accuracy) as best_test_cases
+        {#- the cases of the iteration loop_iteration_health calls best (its ties: higher
+            train accuracy, then the earliest iteration) -#}
+        arg_max({{ sw_json_list_length('train_results') }}, {a: train_accuracy, i: -iteration})
+            filter (where train_accuracy is not null) as best_train_cases,
+        arg_max({{ sw_json_list_length('test_results') }},
+                {a: test_accuracy, t: coalesce(train_accuracy, -1), i: -iteration})
+            filter (where test_accuracy is not null) as best_test_cases
     from {{ ref(kind ~ '_iteration') }}
     group by test_run_id, {{ entity }}
 )
