@@ -60,7 +60,7 @@ select
     description,
     case
         when position > 1 then description is distinct from previous_description
-        when has_summary then description is distinct from original_description
+        when original_description is not null then description is distinct from original_description
     end as description_changed,
     rank_by_test = 1 and test_accuracy is not null as is_best_by_test,
     rank_by_train = 1 and train_accuracy is not null as is_best_by_train,
