@@ -353,7 +353,8 @@ def query_trigger_metrics(lake: PathLike, test_run_id: str | None = None) -> lis
 def query_loop_trigger_metrics(
     lake: PathLike, test_run_id: str | None = None, *, loop_type: LoopType | None = None
 ) -> list[Row]:
-    """Trigger metrics per SCIL/ACIL iteration and set (view ``loop_trigger_metrics``)."""
+    """Trigger metrics per SCIL/ACIL iteration and set (view ``loop_trigger_metrics``):
+    ``[]`` for a loop without iterations. NotFoundError when ``test_run_id`` is no loop."""
     where: list[str] = []
     params: list[Any] = []
     if _loop_type(loop_type) is not None:
@@ -362,7 +363,7 @@ def query_loop_trigger_metrics(
     if test_run_id is not None:
         run_id = validate_run_id(test_run_id)
         label = loop_type.upper() if loop_type else "Loop"
-        _require_run(lake, run_id, "loop_iteration_health", f"{label} run", loop_type)
+        _require_run(lake, run_id, "loop_health", f"{label} run", loop_type)
         where.append("test_run_id = ?")
         params.append(run_id)
     return query_sql(
@@ -412,8 +413,8 @@ def query_loop_iterations(lake: PathLike, test_run_id: str, loop_type: LoopType)
         "order by entity_file, iteration",
         [loop_type, run_id],
     )
-    if not rows and not query_loop_health(lake, loop_type, run_id):
-        raise NotFoundError(f"{loop_type.upper()} run not found: {run_id}")
+    if not rows:
+        _require_run(lake, run_id, "loop_health", f"{loop_type.upper()} run", loop_type)
     return rows
 
 

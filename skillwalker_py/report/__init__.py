@@ -49,6 +49,8 @@ class ReportResult:
     runs_shown: int
     total_runs: int
     snapshot: int | None
+    loops_shown: int = 0
+    total_loops: int = 0
 
 
 def default_out(config: LakeConfig) -> Path:
@@ -167,4 +169,6 @@ def write_report(
         runs_shown=len(data.runs),
         total_runs=data.total_runs,
         snapshot=data.snapshot,
+        loops_shown=len(data.loops),
+        total_loops=data.total_loops,
     )

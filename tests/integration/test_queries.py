@@ -312,6 +312,7 @@ def test_a_loop_that_failed_before_its_first_iteration_is_listed(built: DbtProje
         (ACIL_FAILED_RUN, "agents/explorer.md", 0, "failed", None),
     ]  # fmt: skip
     assert analytics.query_loop_iterations(built.lake_dir, ACIL_FAILED_RUN, "acil") == []
+    assert analytics.query_loop_trigger_metrics(built.lake_dir, ACIL_FAILED_RUN) == []
     with pytest.raises(NotFoundError, match=f"SCIL run not found: {ACIL_FAILED_RUN}"):
         analytics.query_loop_iterations(built.lake_dir, ACIL_FAILED_RUN, "scil")
     cli = Cli(built)
@@ -321,6 +322,7 @@ def test_a_loop_that_failed_before_its_first_iteration_is_listed(built: DbtProje
     one = cli.json("acil", ACIL_FAILED_RUN)
     assert [(r["status"], r["iterations"]) for r in one["loops"]] == [("failed", 0)]
     assert one["iterations"] == []
+    assert cli.json("triggers", "--loops", ACIL_FAILED_RUN) == []  # was "Loop run not found"
     page = built.root / "loops.html"
     cli("report", "--out", str(page))
     html = page.read_text(encoding="utf-8")
@@ -328,6 +330,26 @@ def test_a_loop_that_failed_before_its_first_iteration_is_listed(built: DbtProje
     assert loop.split("</div>")[0].strip() == (
         "<p>Status failed, model sonnet, holdout 0.25; 0 of 5 iterations: the "
         "summary names this file, and no iteration is recorded.</p>")
+    # a loop without a summary (the run's summary names explorer.md): "Status None, model
+    # None, holdout ; 1 of None iterations, 0 description changes ... recorded best: None"
+    planner = html.split(f"ACIL {ACIL_RUN} · explore · agents/planner.md</h3>")[1]
+    assert planner.split("Best by test")[0].strip() == (
+        "<p>No summary yet (a loop writes it when it ends); 1 iteration, 0 description "
+        "changes.")
+    assert "recorded best: none." in planner.split("</p>")[0]
+
+
+def test_a_report_that_leaves_loops_out_says_so(built: DbtProject) -> None:
+    """--runs N shows the latest N test runs and the latest N loops: the page said how many
+    loops it left out only beside test runs it left out, and the command's line never."""
+    cli = Cli(built)
+    page = built.root / "one.html"
+    proc = cli("report", "--runs", "1", "--out", str(page))
+    assert (", 1 of 1 test runs, 1 of 4 SCIL/ACIL loops; --all for every run and loop)"
+            in proc.stdout)
+    html = page.read_text(encoding="utf-8")
+    assert ('<p id="shown">Showing the latest 1 of 1 test runs and 1 of 4 SCIL/ACIL loops '
+            "(<code>--runs N</code> or <code>--all</code> for more).</p>") in html
 
 
 @pytest.mark.parametrize(
