@@ -60,7 +60,7 @@ CONTRACT: dict[str, tuple[str, dict[str, str], set[str], tuple[str, ...]]] = {
          "best_iteration": INT, "best_description": V, "best_train_accuracy": D,
          "best_test_accuracy": D, "max_iterations": INT, "holdout": D, "model": V, "status": V,
          "started_at": T, "finished_at": T},
-        {"eval"},
+        {"eval", "skill_file"},
         ("test_run_id",),
     ),
 }
