@@ -209,6 +209,9 @@ def runs_in_lake(config: LakeConfig) -> set[str]:
         con.close()
 
 
+OTHER_FOLDER = "in another output folder"
+"""The reason of a run's rows imported from a folder a rebuild does not read."""
+
 LOG_DAMAGED = "maybe: the import log cannot be read"
 """The reason of every run's rows when the import log is damaged: what its files give
 back is not known (``skillwalker-data rebuild`` rebuilds the log too)."""
@@ -228,7 +231,9 @@ class RunLoss:
     """``gone`` (a file the rows came from is no longer in the output folder, or no
     longer a regular file), ``changed`` (it is, but with another size or modification
     time, or re-created with them and another content: what it gives is known once
-    read), ``no file`` (no import of the rows is recorded)."""
+    read), ``in another output folder`` (it was imported from a folder the rebuild does
+    not read: another machine's, on a team's lake), ``no file`` (no import of the rows
+    is recorded)."""
 
 
 @dataclass(frozen=True)
@@ -255,8 +260,11 @@ def _fingerprint_columns(con: duckdb.DuckDBPyConnection) -> str:
                                   ("content_hash", "VARCHAR")))
 
 
-def _file_state(logged: _Logged) -> str | None:
-    """None when the file is still there as imported; else ``gone`` or ``changed``."""
+def _file_state(logged: _Logged, output_dir: Path) -> str | None:
+    """None when the file is still there as imported, in ``output_dir``; else ``gone``,
+    ``changed`` or ``in another output folder`` (a rebuild reads ``output_dir`` only)."""
+    if not Path(logged.path).is_relative_to(output_dir):
+        return OTHER_FOLDER
     try:
         st = os.stat(logged.path)
     except OSError:
@@ -346,7 +354,7 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
 
     def state(logged: _Logged) -> str | None:
         if logged not in seen:
-            seen[logged] = _file_state(logged)
+            seen[logged] = _file_state(logged, output_dir)
         return seen[logged]
 
     losses = []

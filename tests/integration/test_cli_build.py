@@ -314,6 +314,23 @@ def test_rebuild_lists_the_runs_it_would_lose_and_asks(built: Built) -> None:
         == [(0,)]
 
 
+def test_rebuild_counts_the_runs_of_another_output_folder_as_lost(built: Built) -> None:
+    """On a team's lake each machine builds its own output folder. A run imported from
+    another folder is not read again by a rebuild from this one: its preview said "loses
+    no row" while that folder was still there (shared storage), then dropped the run."""
+    project, summary = built.restore("second"), built.sample
+    moved = summary.run_ids[0]
+    other = project.root / "other"
+    (other / "runs").mkdir(parents=True)
+    shutil.move(project.output_dir / "runs" / moved, other / "runs" / moved)
+    _build(project, "--output-dir", str(other))  # another machine's build of its folder
+    refused = _cli(project, "rebuild", code=2)  # no terminal, no --yes
+    listed = [line for line in refused.stdout.splitlines() if line.startswith("  ")]
+    assert len(listed) == 1 and listed[0].startswith(f"  {moved}: "), refused.stdout
+    assert listed[0].count(", in another output folder)") >= 4, listed[0]
+    assert "gone" not in listed[0] and "changed" not in listed[0]
+
+
 def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
     project = built.restore("second")
     lines = _cli(project, "attach").stdout.splitlines()
