@@ -396,8 +396,8 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
     found = _DATA_FILE_GONE.search(text)
     if found is not None:
         return (f"a data file of the lake is missing ({found.group('path')}): "
-                "`skillwalker-data check` names its table, `skillwalker-data rebuild` "
-                "rebuilds it")
+                "`skillwalker-data check` names its table (or a wrong data path), "
+                "`skillwalker-data rebuild` rebuilds it")
     found = _DENIED.search(text)
     if found is not None:
         where = _path(found) or "a file the build needs"

@@ -47,6 +47,19 @@ class CheckResult:
     snapshot: int | None
     files: int
     problems: list[FileProblem] = field(default_factory=list)
+    recorded_data_path: str | None = None
+    """The data path the lake's catalog records, when it is not the one read and none of
+    the lake's files is in the one read: that path is wrong (a mistyped or unset
+    ``SKILLWALKER_LAKE_DATA_PATH``, a share mounted elsewhere), not the files lost, and
+    a rebuild would drop every run that another output folder gave the lake."""
+
+    def wrong_data_path(self, data_path: str) -> str | None:
+        """What to say when :attr:`recorded_data_path` is set (None otherwise)."""
+        if self.recorded_data_path is None:
+            return None
+        return (f"none of the lake's {self.files} data files is in its data path {data_path}; "
+                f"its catalog records {self.recorded_data_path}: set "
+                "SKILLWALKER_LAKE_DATA_PATH (or --lake-dir) to where they are")
 
     @property
     def tables(self) -> list[str]:
@@ -78,10 +91,17 @@ def damaged_files(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Ch
                     listed.append((table, row[3], row[4], row[5]))
         problems = [FileProblem(table, path, problem) for table, path, size, footer in listed
                     if (problem := _problem(con, path, size, footer)) is not None]
+        recorded = None
+        if problems and all(p.problem == "missing" for p in problems) \
+                and len(problems) == len(listed):
+            row = con.execute(f"select value from __ducklake_metadata_{ALIAS}.ducklake_metadata "
+                              "where key = 'data_path'").fetchone()
+            if row and row[0].rstrip("/") != config.data_path.rstrip("/"):
+                recorded = str(row[0])
     finally:
         con.close()
     return CheckResult(snapshot, len(listed),
-                       sorted(problems, key=lambda p: (p.table, p.path)))
+                       sorted(problems, key=lambda p: (p.table, p.path)), recorded)
 
 
 def _problem(con: duckdb.DuckDBPyConnection, path: str, size: int | None,

@@ -459,13 +459,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     line per damaged file (its table, path and problem), then a summary; exit 1 if any."""
     from skillwalker_py.lake_check import damaged_files
 
-    result = damaged_files(read_lake(args))
+    config = read_lake(args)
+    result = damaged_files(config)
     for p in result.problems:
         print(f"{p.table}: {p.path}: {p.problem}")
     where = f"the last finished build (snapshot {result.snapshot})"
     if not result.problems:
         print(f"skillwalker-data: the {result.files} data files of {where} are whole")
         return 0
+    wrong = result.wrong_data_path(config.data_path)
+    if wrong is not None:  # no file is damaged: this machine looks in the wrong folder
+        print(f"skillwalker-data: {wrong}", file=sys.stderr)
+        return 1
     tables = " ".join(result.tables)
     print(f"skillwalker-data: {len(result.problems)} of the {result.files} data files of {where} "
           f"are damaged, in {', '.join(result.tables)}; `skillwalker-data rebuild {tables}` "

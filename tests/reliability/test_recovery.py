@@ -340,6 +340,40 @@ def test_check_names_lost_and_truncated_data_files_and_rebuild_recovers(sample: 
     assert after == {k: n for k, n in before.items() if k not in gone}
 
 
+def test_a_wrong_data_path_is_named_and_rebuild_refuses_it(sample: Sample) -> None:
+    """A machine whose SKILLWALKER_LAKE_DATA_PATH names another folder than the lake's
+    (a typo; a share mounted elsewhere) found every data file "missing", and `check` and
+    the build told it to `rebuild`: which emptied the lake of every run of the other
+    machines' output folders. `check` names the path the catalog records, `rebuild`
+    refuses, and the lake is as it was."""
+    project = sample.restore()
+    before = project.query("select count(*) from test_run")
+    wrong = project.root / "elsewhere"
+    wrong.mkdir()
+    env = {**project.env(), "SKILLWALKER_LAKE_DATA_PATH": str(wrong)}
+
+    def run(*args: str, code: int) -> subprocess.CompletedProcess[str]:
+        proc = forkrun.run([str(CLI), *args], env=env, capture_output=True, text=True,
+                           timeout=600, stdin=subprocess.DEVNULL, cwd=project.root)
+        assert proc.returncode == code, f"{args}: exit {proc.returncode}\n{proc.stderr}"
+        return proc
+
+    data = project.lake_dir / "data"
+    checked = run("check", code=1)
+    missing = checked.stdout.splitlines()  # one line per file of the last finished build
+    assert missing and all(line.endswith(": missing") and f" {wrong}/main/" in line
+                           for line in missing), checked.stdout
+    why = (f"none of the lake's {len(missing)} data files is in its data path {wrong}/; its "
+           f"catalog records {data}/: set SKILLWALKER_LAKE_DATA_PATH (or --lake-dir) to where "
+           "they are")
+    assert checked.stderr == f"skillwalker-data: {why}\n"
+    assert run("rebuild", "--yes", code=2).stderr == (
+        f"skillwalker-data: error: {why}; nothing changed\n")
+    assert list(wrong.iterdir()) == []
+    assert project.query("select count(*) from test_run") == before
+    assert "are whole" in cli(project, "check").stdout
+
+
 def test_lost_bookkeeping_files_are_named_and_rebuild_recovers(sample: Sample) -> None:
     """The data files of the import log and of the list of builds deleted: every command said
     "query failed: IO Error", `rebuild sw_import_log sw_builds` too (what `check` tells to
@@ -355,11 +389,11 @@ def test_lost_bookkeeping_files_are_named_and_rebuild_recovers(sample: Sample) -
     failed = cli(project, "build", code=1)
     assert failed.stderr.splitlines()[-1].endswith(
         f"a data file of the lake is missing ({listed}): `skillwalker-data check` names its "
-        "table, `skillwalker-data rebuild` rebuilds it"), failed.stderr
+        "table (or a wrong data path), `skillwalker-data rebuild` rebuilds it"), failed.stderr
     log.unlink()
     # and the import log, which reconcile reads (and a build's plan, before dbt starts)
     way_out = (f"a data file of the lake is missing ({log}): `skillwalker-data check` names "
-               "its table, `skillwalker-data rebuild` rebuilds it")
+               "its table (or a wrong data path), `skillwalker-data rebuild` rebuilds it")
     assert cli(project, "reconcile", code=3).stderr == f"skillwalker-data: error: {way_out}\n"
     checked = cli(project, "check", code=1).stdout
     assert f"sw_builds: {listed}: missing" in checked
