@@ -404,6 +404,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if unknown:  # with the nearest runs the lake has, as every run argument
         raise not_found(f"not in the lake {lake_name(config)}: {', '.join(unknown)}",
                         unknown[0], sorted(in_lake, reverse=True), "runs")
+    elsewhere = build_state.imported_elsewhere(config, where.output, runs)
+    if elsewhere:  # on a team's lake: another machine's run
+        raise UsageError(f"{elsewhere[0]}, not from {where.output}: the next build of that "
+                         "output folder would import it again; forget it there (--output-dir)")
     still, shared = build_state.run_files(where.output, runs, project_dir())
     if shared:
         raise UsageError(

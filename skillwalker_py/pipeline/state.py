@@ -6,7 +6,8 @@
   leave out the storage tables that have no file to read;
 * :func:`rebuild_losses`: the rows, per run and table, that a rebuild from the
   output folder would not give back (their files are gone or changed);
-* :func:`runs_in_lake`: the runs the lake holds;
+* :func:`runs_in_lake`: the runs the lake holds, and :func:`imported_elsewhere`: those
+  another output folder would import again;
 * :func:`forget_run_ids`: the runs a build removes (:data:`FORGET_RUN_IDS_ENV`).
 
 They read the lake with the rules the build itself uses: the pending files of
@@ -37,7 +38,7 @@ from skillwalker_py.lake import (
     open_instance,
     sql_string,
 )
-from skillwalker_py.pipeline import plan, project
+from skillwalker_py.pipeline import plan, project, provenance
 from skillwalker_py.runid import run_id_list
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "RunLoss",
     "delete_run_files",
     "forget_run_ids",
+    "imported_elsewhere",
     "lake_state",
     "rebuild_losses",
     "run_files",
@@ -368,6 +370,33 @@ def rebuild_losses(config: LakeConfig, output_dir: Path, tables: Iterable[str]) 
                 reason = "gone" if "gone" in reasons else reasons.pop()
                 losses.append(RunLoss(run, table, rows, reason))
     return sorted(losses, key=lambda loss: (loss.run, loss.table))
+
+
+def imported_elsewhere(config: LakeConfig, output_dir: Path, runs: list[str]) -> list[str]:
+    """Why forgetting ``runs`` from ``output_dir`` would not last, one line per run: a file
+    the run was imported from lies in another output folder and is still there, or was
+    imported on another machine (``sw_builds.hostname``), whose next build of its folder
+    would import the run again. A file of another folder that is gone on this machine
+    counts for nothing (the folder was moved or removed)."""
+    con = connect(config)
+    if con is None or not runs:
+        return []
+    try:
+        found = con.execute(
+            "select l.run, l.file, b.hostname from (select file, build_id, unnest(runs) as run "
+            "from sw_import_log where kind = 'rows') as l left join sw_builds as b using "
+            "(build_id) where list_contains(?, l.run) order by l.run, l.file", [runs]).fetchall()
+    finally:
+        con.close()
+    here, why = provenance.hostname(), {}
+    for run, file, host in found:
+        if run in why or Path(file).is_relative_to(output_dir):
+            continue
+        if os.path.lexists(file):
+            why[run] = f"run {run} was imported from {file}, which is still there"
+        elif host is not None and host != here:
+            why[run] = f"run {run} was imported on {host} from {file}"
+    return list(why.values())
 
 
 class RunFiles(NamedTuple):

@@ -329,6 +329,15 @@ def test_rebuild_counts_the_runs_of_another_output_folder_as_lost(built: Built) 
     assert len(listed) == 1 and listed[0].startswith(f"  {moved}: "), refused.stdout
     assert listed[0].count(", in another output folder)") >= 4, listed[0]
     assert "gone" not in listed[0] and "changed" not in listed[0]
+    # forget from this folder: the other folder's next build imported the run again
+    refused = _cli(project, "forget", moved, "--yes", code=2)
+    file = other / "runs" / moved / "output-files.jsonl"
+    assert refused.stderr == (
+        f"skillwalker-data: error: run {moved} was imported from {file}, which is still "
+        f"there, not from {project.output_dir}: the next build of that output folder would "
+        "import it again; forget it there (--output-dir)\n")
+    assert {r for (r,) in project.query("select distinct test_run_id from per_test")} \
+        == set(summary.run_ids)
 
 
 def test_attach_prints_the_sql_of_the_last_finished_build(built: Built) -> None:
