@@ -104,11 +104,16 @@ def _connect(config: LakeConfig, what: str) -> Any:
         conn = psycopg.connect(info, autocommit=True, application_name=name[:63], **params)
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split())
+        hint = (
+            "A build connects with libpq: the password comes from the catalog string, "
+            "PGPASSWORD or ~/.pgpass (PGPASSFILE), not from a DuckDB secret"
+            if "password" in reason.lower() or "authentication" in reason.lower()
+            else "Is the server running, and does the catalog string name its host, port "
+            "and database?"
+        )
         raise BuildLockError(
             f"cannot take the build lock of {what}: connecting to its catalog database "
-            f"failed ({reason}). A build connects with libpq: the password comes from "
-            "the catalog string, PGPASSWORD or ~/.pgpass (PGPASSFILE), not from a DuckDB "
-            "secret"
+            f"failed ({reason}). {hint}"
         ) from None
     for setting, value in (*SERVER_KEEPALIVE.items(), ("idle_in_transaction_session_timeout",
                                                       "0")):
