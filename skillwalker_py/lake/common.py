@@ -16,10 +16,11 @@ DEFAULT_LAKE_DIR = "analytics/lake"
 
 class LakeError(SkillwalkerError):
     """The lake cannot be opened (a missing extension, a broken catalog, an unknown build).
-    Its message never shows a password (:func:`skillwalker_py.errors.redact`)."""
+    Its message is one line (DuckDB's and libpq's errors span several) and never shows a
+    password (:func:`skillwalker_py.errors.redact`)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(redact(message))
+        super().__init__(redact(" ".join(message.split())))
 
 
 def sql_string(value: str) -> str:

@@ -540,6 +540,16 @@ def test_compare_gate_fails_with_one_line(cli: Cli, ids: dict[str, str]) -> None
     assert bad.stderr.count("\n") == 1 and "invalid choice: 'everything'" in bad.stderr
 
 
+def test_a_catalog_server_that_is_down_is_one_line(cli: Cli) -> None:
+    """A read command on a team's lake whose PostgreSQL server is down printed DuckDB's and
+    libpq's error over four lines (docs/cli.md: errors are one line)."""
+    catalog = "postgres:dbname=lake host=127.0.0.1 port=9 user=r password=hunter2"
+    proc = cli("summaries", code=2, env={"SKILLWALKER_LAKE_CATALOG": catalog})
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("skillwalker-data: error: cannot open the lake postgres:")
+    assert "Connection refused" in proc.stderr and "hunter2" not in proc.stderr
+
+
 def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
     out = cli("compare", ids["r3"], "--format", "markdown").stdout
     lines = out.splitlines()
