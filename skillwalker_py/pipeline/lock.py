@@ -105,7 +105,7 @@ def lock_wait_error(what: str, holder: str, timeout: float) -> BuildLockError:
     return BuildLockError(
         f"another skillwalker build is running on {what} ({holder}); "
         f"waited {timeout:g} s. Run again when it has finished, or wait longer "
-        f"({TIMEOUT_ENV}={longer})"
+        f"({TIMEOUT_ENV}={longer}; the var lock_timeout_seconds wins over it)"
     )
 
 
