@@ -11,7 +11,7 @@ records the footer's size too), then the footer itself, read by DuckDB.
 the damaged tables from the output folder.
 
 >>> damaged_files("/nonexistent/lake")
-CheckResult(snapshot=None, files=0, problems=[])
+CheckResult(snapshot=None, files=0, problems=[], recorded_data_path=None)
 """
 
 from __future__ import annotations
