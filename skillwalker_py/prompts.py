@@ -122,7 +122,7 @@ def _build(
         ]
     lines.append("## Results on the training queries")
     lines.append(_score_line("Train accuracy", train_results))
-    held_out = list(test_results or [])
+    held_out = list(test_results or []) if holdout > 0 else []  # no holdout: none shown
     train_accuracy = _accuracy(train_results)
     holdout_failures = [r for r in held_out if not r["passed"]]
     surfaced = phase == "converge" and train_accuracy == 1.0 and bool(holdout_failures)
@@ -133,10 +133,11 @@ def _build(
             else "The holdout queries are not shown, so that the description generalizes "
             "instead of memorizing them."
         )
-        label = f"Holdout accuracy ({round(holdout * 100)}% of queries held out)"
+        label = f"Holdout accuracy ({holdout * 100:.3g}% of queries held out)"
         lines.append(f"{_score_line(label, held_out)}. {note}")
-    missed = [r for r in train_results if r["expected"] and not r["actual"]]
-    false = [r for r in train_results if not r["expected"] and r["actual"]]
+    # by passed, as every list here and the views (an entry may leave `actual` out)
+    missed = [r for r in train_results if not r["passed"] and r["expected"]]
+    false = [r for r in train_results if not r["passed"] and not r["expected"]]
     good_positive = [r for r in train_results if r["passed"] and r["expected"]]
     good_negative = [r for r in train_results if r["passed"] and not r["expected"]]
     lines += ["", f"### {words.missed_heading}", *_query_list(missed)]

@@ -153,3 +153,35 @@ def test_no_history_no_holdout() -> None:
     assert "Earlier iterations" not in text
     assert "Holdout" not in text
     assert "Train accuracy: 0/0 correct (n/a)" in text
+
+
+def test_without_a_holdout_no_test_query_is_shown() -> None:
+    """Test results given with holdout 0 (a contradiction of the caller's): converge listed
+    their failures as held-out queries, with no holdout line to say so."""
+    text = build_improvement_prompt(
+        skill_name="refactor", current_description="d", train_results=PERFECT_TRAIN,
+        test_results=TEST, iterations=[], holdout=0.0, phase="converge")
+    assert "legacy" not in text and "Holdout" not in text
+
+
+def test_a_small_holdout_is_not_shown_as_none() -> None:
+    text = build_improvement_prompt(
+        skill_name="refactor", current_description="d", train_results=TRAIN,
+        test_results=TEST, iterations=[], holdout=0.005, phase="explore")
+    assert "Holdout accuracy (0.5% of queries held out): 1/2 correct (50%)" in text
+
+
+def test_a_query_is_listed_by_passed_once() -> None:
+    """An entry without `actual` raised KeyError (the views read it from `passed`), and one
+    whose `actual` contradicts `passed` was listed as missed and as correct at once."""
+    odd: list[TriggerQueryResult] = [
+        {"test_name": "a", "prompt": "contradicts", "expected": True, "actual": False,
+         "passed": True},
+        {"test_name": "b", "prompt": "no actual", "expected": True, "passed": False},  # type: ignore[typeddict-item]
+    ]
+    text = build_improvement_prompt(
+        skill_name="refactor", current_description="d", train_results=odd, iterations=[],
+        holdout=0.0, phase="explore")
+    assert text.count('"contradicts"') == 1 and text.count('"no actual"') == 1
+    missed = text.split("### Should have invoked the skill but did not")[1].split("###")[0]
+    assert '"no actual"' in missed and '"contradicts"' not in missed
