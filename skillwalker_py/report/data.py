@@ -164,7 +164,8 @@ def load_report_data(
     data.total_loops = len(health)
     shown_loops = health if runs is None else health[:runs]
     for h in reversed(shown_loops):
-        iterations = analytics.query_loop_iterations(lake, h["test_run_id"], h["loop_type"])
+        iterations = analytics.query_loop_iterations(
+            lake, h["test_run_id"], h["loop_type"]) if h["iterations"] else []  # a loop starting
         data.loops.append(
             LoopData(
                 anchor=f"loop-{h['loop_type']}-{test_anchor(h['test_run_id'], h['entity_file'])}",
