@@ -28,6 +28,7 @@ __all__ = [
     "project_files_digest",
     "project_fingerprint",
     "project_yaml",
+    "source_tables",
     "validate_vars",
     "view_vars",
 ]
@@ -135,18 +136,23 @@ def declared_vars(project_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return dict(spec.get("vars") or {})
 
 
+def source_tables(project_dir: str | os.PathLike[str],
+                  *sources: str) -> dict[str, dict[str, Any]]:
+    """The tables of the dbt sources named ``sources`` (models/storage/_*__sources.yml):
+    name -> meta (for source ``output``: its file names and document folder)."""
+    return {table["name"]: dict(table.get("meta") or {})
+            for yml in sorted((Path(project_dir) / "models" / "storage").glob("_*__sources.yml"))
+            for source in project_yaml(yml).get("sources", [])
+            if source.get("name") in sources
+            for table in source.get("tables", [])}  # fmt: skip
+
+
 def lake_tables(project_dir: str | os.PathLike[str]) -> list[str]:
     """The tables a build keeps in the lake, which var ``rebuild_tables`` may name: the
-    storage and bookkeeping tables (sources ``output`` and ``lake`` of models/storage) and
-    the seeds (seeds/*.csv)."""
-    root = Path(project_dir)
-    names = {table["name"]
-             for yml in (root / "models" / "storage").glob("_*__sources.yml")
-             for source in project_yaml(yml).get("sources", [])
-             if source.get("name") in ("output", "lake")
-             for table in source.get("tables", [])}  # fmt: skip
-    return sorted(names | {seed.stem for seed in (root / "seeds").glob("*.csv")})
-
+    storage and bookkeeping tables (sources ``output`` and ``lake``) and the seeds
+    (seeds/*.csv)."""
+    seeds = {seed.stem for seed in (Path(project_dir) / "seeds").glob("*.csv")}
+    return sorted(set(source_tables(project_dir, "output", "lake")) | seeds)
 
 # ----------------------------------------------------------------------------- the vars' rule
 

@@ -57,7 +57,6 @@ __all__ = [
     "unfinished_builds_sql",
 ]
 
-SOURCES_YML = Path("models") / "storage" / "_output__sources.yml"
 FORGET_RUN_IDS_ENV = "SKILLWALKER_FORGET_RUN_IDS"
 """The runs a build removes from the lake, comma-separated (``skillwalker-data forget``
 sets it). An environment variable and not a dbt var: dbt parses the whole project again
@@ -79,13 +78,7 @@ def forget_run_ids(environ: Mapping[str, str] | None = None) -> list[str]:
 
 def storage_sources(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The ``output`` source tables of the project: name -> meta (file names, document folder)."""
-    spec = project.project_yaml(Path(project_dir) / SOURCES_YML)
-    return {
-        table["name"]: dict(table.get("meta") or {})
-        for source in spec.get("sources", [])
-        if source.get("name") == "output"
-        for table in source.get("tables", [])
-    }
+    return project.source_tables(project_dir, "output")
 
 
 def unfinished_builds_sql(alias: str) -> str:
@@ -262,10 +255,16 @@ def _fingerprint_columns(con: duckdb.DuckDBPyConnection) -> str:
                                   ("content_hash", "VARCHAR")))
 
 
+def _in_folder(file: str, output_dir: Path) -> bool:
+    """Whether a logged file lies in ``output_dir``, which a build of that folder reads
+    (the import log keeps each file's absolute path)."""
+    return Path(file).is_relative_to(output_dir)
+
+
 def _file_state(logged: _Logged, output_dir: Path) -> str | None:
     """None when the file is still there as imported, in ``output_dir``; else ``gone``,
     ``changed`` or ``in another output folder`` (a rebuild reads ``output_dir`` only)."""
-    if not Path(logged.path).is_relative_to(output_dir):
+    if not _in_folder(logged.path, output_dir):
         return OTHER_FOLDER
     try:
         st = os.stat(logged.path)
@@ -390,7 +389,7 @@ def imported_elsewhere(config: LakeConfig, output_dir: Path, runs: list[str]) ->
         con.close()
     here, why = provenance.hostname(), {}
     for run, file, host in found:
-        if run in why or Path(file).is_relative_to(output_dir):
+        if run in why or _in_folder(file, output_dir):
             continue
         if os.path.lexists(file):
             why[run] = f"run {run} was imported from {file}, which is still there"
