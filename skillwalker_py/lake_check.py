@@ -11,7 +11,7 @@ records the footer's size too), then the footer itself, read by DuckDB.
 the damaged tables from the output folder.
 
 >>> damaged_files("/nonexistent/lake")
-CheckResult(snapshot=None, files=0, problems=[], recorded_data_path=None)
+CheckResult(snapshot=None, files=0, problems=[], wrong_data_path=None)
 """
 
 from __future__ import annotations
@@ -47,19 +47,11 @@ class CheckResult:
     snapshot: int | None
     files: int
     problems: list[FileProblem] = field(default_factory=list)
-    recorded_data_path: str | None = None
-    """The data path the lake's catalog records, when it is not the one read and none of
-    the lake's files is in the one read: that path is wrong (a mistyped or unset
-    ``SKILLWALKER_LAKE_DATA_PATH``, a share mounted elsewhere), not the files lost, and
-    a rebuild would drop every run that another output folder gave the lake."""
-
-    def wrong_data_path(self, data_path: str) -> str | None:
-        """What to say when :attr:`recorded_data_path` is set (None otherwise)."""
-        if self.recorded_data_path is None:
-            return None
-        return (f"none of the lake's {self.files} data files is in its data path {data_path}; "
-                f"its catalog records {self.recorded_data_path}: set "
-                "SKILLWALKER_LAKE_DATA_PATH (or --lake-dir) to where they are")
+    wrong_data_path: str | None = None
+    """Set when none of the lake's files is in the data path read and its catalog records
+    another one: what to say. That path is wrong (a mistyped or unset
+    ``SKILLWALKER_LAKE_DATA_PATH``, a share mounted elsewhere), not the files lost, and a
+    rebuild would drop every run that another output folder gave the lake."""
 
     @property
     def tables(self) -> list[str]:
@@ -91,17 +83,19 @@ def damaged_files(lake: str | os.PathLike[str] | LakeConfig | None = None) -> Ch
                     listed.append((table, row[3], row[4], row[5]))
         problems = [FileProblem(table, path, problem) for table, path, size, footer in listed
                     if (problem := _problem(con, path, size, footer)) is not None]
-        recorded = None
+        wrong = None
         if problems and all(p.problem == "missing" for p in problems) \
                 and len(problems) == len(listed):
             row = con.execute(f"select value from __ducklake_metadata_{ALIAS}.ducklake_metadata "
                               "where key = 'data_path'").fetchone()
             if row and row[0].rstrip("/") != config.data_path.rstrip("/"):
-                recorded = str(row[0])
+                wrong = (f"none of the lake's {len(listed)} data files is in its data path "
+                         f"{config.data_path}; its catalog records {row[0]}: set "
+                         "SKILLWALKER_LAKE_DATA_PATH (or --lake-dir) to where they are")
     finally:
         con.close()
     return CheckResult(snapshot, len(listed),
-                       sorted(problems, key=lambda p: (p.table, p.path)), recorded)
+                       sorted(problems, key=lambda p: (p.table, p.path)), wrong)
 
 
 def _problem(con: duckdb.DuckDBPyConnection, path: str, size: int | None,

@@ -355,7 +355,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     config = lake_config(args, as_of=False)
     storage = sorted(build_state.storage_sources(project_dir()))
     damaged = lake_check.damaged_files(config)
-    wrong = damaged.wrong_data_path(config.data_path)
+    wrong = damaged.wrong_data_path
     if wrong is not None:  # a rebuild would empty the lake of every other folder's runs
         raise UsageError(f"{wrong}; nothing changed")
     unknown = [t for t in args.tables if t not in storage and t not in damaged.tables]

@@ -467,7 +467,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not result.problems:
         print(f"skillwalker-data: the {result.files} data files of {where} are whole")
         return 0
-    wrong = result.wrong_data_path(config.data_path)
+    wrong = result.wrong_data_path
     if wrong is not None:  # no file is damaged: this machine looks in the wrong folder
         print(f"skillwalker-data: {wrong}", file=sys.stderr)
         return 1
