@@ -46,11 +46,11 @@ class ReportResult:
     path: Path
     size_bytes: int
     seconds: float
-    runs_shown: int
-    total_runs: int
     snapshot: int | None
-    loops_shown: int = 0
-    total_loops: int = 0
+    shown: str = ""
+    """What it shows of the lake: "2 of 6 test runs" (:attr:`ReportData.shown`)."""
+    left_out: bool = False
+    """Whether ``runs`` left runs or loops out."""
 
 
 def default_out(config: LakeConfig) -> Path:
@@ -166,9 +166,7 @@ def write_report(
         path=path,
         size_bytes=path.stat().st_size,
         seconds=time.monotonic() - started,
-        runs_shown=len(data.runs),
-        total_runs=data.total_runs,
         snapshot=data.snapshot,
-        loops_shown=len(data.loops),
-        total_loops=data.total_loops,
+        shown=data.shown,
+        left_out=data.left_out,
     )

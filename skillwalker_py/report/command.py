@@ -49,12 +49,8 @@ def run(args: argparse.Namespace, config: LakeConfig) -> int:
     if result.snapshot is None:
         shown = "no finished build yet"
     else:
-        shown = f"{result.runs_shown} of {result.total_runs} test runs"
-        if result.loops_shown < result.total_loops:  # loops are named when some are left out
-            shown += (f", {result.loops_shown} of {result.total_loops} SCIL/ACIL loops; "
-                      "--all for every run and loop")
-        elif result.runs_shown < result.total_runs:
-            shown += "; --all for every run"
+        shown = (result.shown or "no test run or loop") \
+            + ("; --all for more" if result.left_out else "")
     size = result.size_bytes / 1024
     shown_size = f"{size:.0f} KiB" if size < 1024 else f"{size / 1024:.1f} MiB"
     took = f"{result.seconds:.1f} s"

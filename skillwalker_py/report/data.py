@@ -109,6 +109,21 @@ class ReportData:
     tests: list[TestHistory] = field(default_factory=list)
 
     @property
+    def shown(self) -> str:
+        """What the report shows of the lake, e.g. "1 of 1 test runs and 1 of 4 SCIL/ACIL
+        loops" (runs or loops the lake has none of are not named; "" for neither): the one
+        rule of the page's line and the command's."""
+        parts = [f"{n} of {total} {what}" for n, total, what in (
+            (len(self.runs), self.total_runs, "test runs"),
+            (len(self.loops), self.total_loops, "SCIL/ACIL loops")) if total]
+        return " and ".join(parts)
+
+    @property
+    def left_out(self) -> bool:
+        """Whether ``--runs`` left runs or loops out."""
+        return len(self.runs) < self.total_runs or len(self.loops) < self.total_loops
+
+    @property
     def latest_run(self) -> str | None:
         return self.runs[-1] if self.runs else None
 

@@ -427,7 +427,7 @@ def test_sample_report_renders_every_chart(sample: Path, browser: Any) -> None:
 
 def test_runs_option_limits_the_report(sample: Path, browser: Any) -> None:
     report = _report(sample, "--runs", "2")
-    assert "2 of 6 test runs; --all for every run" in report.stdout
+    assert "2 of 6 test runs and 2 of 2 SCIL/ACIL loops; --all for more" in report.stdout
     assert "report: reading tests 2/2 runs" in report.stderr
     seen = Page()
     page = _open(browser, report.path, seen)
