@@ -57,9 +57,9 @@
     {%- set keep_rows = run_query("select count(*) from " ~ sw_lake_table('sw_builds')).columns[0].values()[0] > 0 -%}
   {%- endif -%}
   {%- if keep_rows -%}
-    {{ log("skillwalker: no retained snapshot of a finished build, though sw_builds lists finished "
+    {{ sw_notice("no retained snapshot of a finished build, though sw_builds lists finished "
            ~ "builds (their snapshots were expired): nothing to go back to; the rows stay as they are "
-           ~ "(last snapshot " ~ latest ~ ") and the views are built again", info=true) }}
+           ~ "(last snapshot " ~ latest ~ ") and the views are built again") }}
     {%- do run_query("update " ~ sw_lake_table('sw_builds') ~ " set views_fingerprint = NULL"
                      ~ " where views_fingerprint is not null") -%}
   {%- elif latest is not none and (finished is none or latest > finished) -%}
@@ -83,8 +83,8 @@
           ~ "(snapshots after " ~ (finished if finished is not none else "the lake's creation") ~ "), which a build "
           ~ "starts by undoing. Run the build again (dbt build, or skillwalker-data build).") }}
     {%- endif -%}
-    {{ log("skillwalker: undoing what an unfinished build committed after snapshot "
-           ~ (finished if finished is not none else 0) ~ " (last snapshot " ~ latest ~ ")", info=true) }}
+    {{ sw_notice("undoing what an unfinished build committed after snapshot "
+           ~ (finished if finished is not none else 0) ~ " (last snapshot " ~ latest ~ ")") }}
     {%- call statement('sw_close_unfinished_builds', auto_begin=false) -%}
       begin transaction;
       {%- for row in plan.rows %}

@@ -5,3 +5,11 @@
       with --debug only. -#}
   {%- do log('skillwalker-progress ' ~ tojson(figures)) -%}
 {%- endmacro %}
+
+{% macro sw_notice(text) -%}
+  {#- A line the build's user should read whatever the output: dbt's log line
+      "skillwalker: <text>" (shown by dbt build and --verbose), and the progress
+      event that makes `skillwalker-data build` print it. -#}
+  {{ log("skillwalker: " ~ text, info=true) }}
+  {{- sw_progress({"notice": text}) -}}
+{%- endmacro %}

@@ -24,7 +24,7 @@
         ~ " and schema_name = " ~ sw_sql_string(target.schema)).columns[0].values() | list -%}
     {%- for name in names | unique -%}
       {%- if name in present -%}
-        {{ log("skillwalker: dropping " ~ name ~ " to build it again (var rebuild_tables)", info=true) }}
+        {{ sw_notice("dropping " ~ name ~ " to build it again (var rebuild_tables)") }}
         {%- do adapter.drop_relation(api.Relation.create(
             database=target.database, schema=target.schema, identifier=name, type='table')) -%}
       {%- endif -%}

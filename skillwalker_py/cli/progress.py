@@ -180,8 +180,11 @@ class Progress:
             self.counts["view"] += 1
 
     def _figures(self, figures: dict[str, Any]) -> None:
-        """A ``sw_progress`` event: a storage table's import, or the finished build."""
-        if "finishing" in figures:
+        """A ``sw_progress`` event: a storage table's import, the finished build, or a
+        line to show (``sw_notice``: the undo of an unfinished build, a table dropped)."""
+        if "notice" in figures:
+            self._line(f"{PREFIX} {figures['notice']}")
+        elif "finishing" in figures:
             self._totals()
             self._line(f"{PREFIX} finishing: lake maintenance and the build's last commit")
         elif "build" in figures:

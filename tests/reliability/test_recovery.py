@@ -209,9 +209,10 @@ def test_a_kill_in_the_finishing_step_of_an_old_lake_loses_no_finished_run(
         writer.close()
     assert lake.connect(project.lake_dir) is None  # no finished build left to read
 
-    recovered = cli(project, "build", "--verbose")
+    recovered = cli(project, "build")  # the command's progress says it, not only --verbose
     assert {t: rows(project, t, FIRST) for t in STORAGE} == pruned
     assert rows(project, "test_config", NEW) == new_configs
+    assert "skillwalker-data: no retained snapshot of a finished build" in recovered.stdout
     assert "nothing to go back to" in recovered.stdout
     assert [b["snapshot_id"] is None for b in lake.builds(project.lake_dir)] == [False, True]
 
@@ -285,8 +286,8 @@ def test_a_killed_rebuild_loses_nothing_and_the_next_build_puts_its_tables_back(
     assert running.kill(), "the rebuild finished before it was killed"
     assert counts() == before
 
-    recovered = cli(project, "build", "--verbose")
-    assert "skillwalker: undoing what an unfinished build committed" in recovered.stdout
+    recovered = cli(project, "build")  # the command's progress says it, not only --verbose
+    assert "skillwalker-data: undoing what an unfinished build committed" in recovered.stdout
     assert counts() == before
     assert FIRST in build_state.runs_in_lake(lake.LakeConfig.from_dir(project.lake_dir))
 
