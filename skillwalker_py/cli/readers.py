@@ -280,7 +280,8 @@ def gate_reasons(args: argparse.Namespace, summary: list[Row], tests: list[Row])
     for row in summary:
         base, head = row.get("base_pass_rate"), row.get("head_pass_rate")
         limit = args.max_pass_rate_drop
-        if limit is not None and base is not None and head is not None and base - head > limit:
+        if (limit is not None and base is not None and head is not None
+                and _over(base - head, limit)):
             reasons.append(
                 f"{_one_line(row['eval'])}: pass rate fell from {base:.1%} to {head:.1%} "
                 f"(a drop of at most {limit * 100:g} points allowed)"
@@ -288,13 +289,20 @@ def gate_reasons(args: argparse.Namespace, summary: list[Row], tests: list[Row])
         base_cost, head_cost = row.get("base_cost_usd"), row.get("head_cost_usd")
         limit = args.max_cost_increase
         if (limit is not None and base_cost is not None and head_cost is not None
-                and head_cost > base_cost * (1 + limit)):
+                and _over(head_cost, base_cost * (1 + limit))):
             rise = f"{head_cost / base_cost - 1:.1%} " if base_cost else ""
             reasons.append(
                 f"{_one_line(row['eval'])}: cost rose {rise}from ${base_cost:.4f} to "
                 f"${head_cost:.4f} (a rise of at most {limit:.0%} allowed)"
             )
     return reasons
+
+
+def _over(value: float, limit: float) -> bool:
+    """``value`` is more than ``limit`` by more than the rounding of binary floats: a change
+    of exactly the limit passes (1.0 - 0.95 is 0.050000000000000044, 0.19 * 1.2 is less
+    than 0.228), as the verdicts' minimum effect does (run_pair_verdicts)."""
+    return value > limit and not math.isclose(value, limit, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _number(text: str) -> float:

@@ -55,6 +55,29 @@ def test_the_compare_gate_reads_every_row_as_one_line() -> None:
     ]
 
 
+def test_the_compare_gate_lets_a_change_of_exactly_the_limit_pass() -> None:
+    """`--max-pass-rate-drop` fails on a fall of more than F, `--max-cost-increase` on a
+    rise of more than F (docs/cli.md): a change of exactly the limit passes whatever the
+    binary rounding of the figures (1.0 -> 0.95 is a drop of 0.050000000000000044 in
+    floats, $0.19 -> $0.228 a rise just above 0.19 * 1.2); a change a hair over the limit
+    still fails."""
+    from skillwalker_py.cli.readers import gate_reasons
+
+    args = build_parser().parse_args(
+        ["compare", "latest", "--max-pass-rate-drop", "0.05", "--max-cost-increase", "0.2"])
+    summary: list[dict[str, Any]] = [
+        {"eval": "drop-at-limit", "base_pass_rate": 1.0, "head_pass_rate": 0.95},
+        {"eval": "drop-at-limit-too", "base_pass_rate": 0.75, "head_pass_rate": 0.7},
+        {"eval": "drop-over", "base_pass_rate": 1.0, "head_pass_rate": 0.9499},
+        {"eval": "cost-at-limit", "base_cost_usd": 0.19, "head_cost_usd": 0.228},
+        {"eval": "cost-over", "base_cost_usd": 0.19, "head_cost_usd": 0.2281},
+    ]
+    assert gate_reasons(args, summary, []) == [
+        "drop-over: pass rate fell from 100.0% to 95.0% (a drop of at most 5 points allowed)",
+        "cost-over: cost rose 20.1% from $0.1900 to $0.2281 (a rise of at most 20% allowed)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
