@@ -68,14 +68,16 @@ totals as (
         max(s.pass_rate_high) filter (where d.is_head) as head_pass_rate_high,
         max(s.pass_rate_low) filter (where not d.is_head) as base_pass_rate_low,
         max(s.pass_rate_high) filter (where not d.is_head) as base_pass_rate_high,
-        max(s.total_cost_usd) filter (where d.is_head) as head_cost_usd,
-        max(s.total_cost_usd) filter (where not d.is_head) as base_cost_usd,
-        max(s.input_tokens) filter (where d.is_head) as head_input_tokens,
-        max(s.input_tokens) filter (where not d.is_head) as base_input_tokens,
-        max(s.output_tokens) filter (where d.is_head) as head_output_tokens,
-        max(s.output_tokens) filter (where not d.is_head) as base_output_tokens,
-        max(s.duration_ms) filter (where d.is_head) as head_duration_ms,
-        max(s.duration_ms) filter (where not d.is_head) as base_duration_ms
+        -- a side whose executions of the eval were all infrastructure errors ran nothing:
+        -- its cost, tokens and duration are unknown (NULL), not 0 (test_run_summaries' 0)
+        max(s.total_cost_usd) filter (where d.is_head and s.total_tests > 0) as head_cost_usd,
+        max(s.total_cost_usd) filter (where not d.is_head and s.total_tests > 0) as base_cost_usd,
+        max(s.input_tokens) filter (where d.is_head and s.total_tests > 0) as head_input_tokens,
+        max(s.input_tokens) filter (where not d.is_head and s.total_tests > 0) as base_input_tokens,
+        max(s.output_tokens) filter (where d.is_head and s.total_tests > 0) as head_output_tokens,
+        max(s.output_tokens) filter (where not d.is_head and s.total_tests > 0) as base_output_tokens,
+        max(s.duration_ms) filter (where d.is_head and s.total_tests > 0) as head_duration_ms,
+        max(s.duration_ms) filter (where not d.is_head and s.total_tests > 0) as base_duration_ms
     from sides as d
     inner join {{ summaries_view }} as s
         on s.test_run_id = d.run_id and s.eval = d.eval

@@ -152,7 +152,7 @@ def test_dbt_unit_tests(cli: Cli) -> None:
     results = json.loads((cli.project.root / "target" / "run_results.json").read_text())
     statuses = [(r["unique_id"].split(".")[-1], r["status"]) for r in results["results"]
                 if r["unique_id"].startswith("unit_test.")]  # fmt: skip
-    assert len(statuses) == 24 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
+    assert len(statuses) == 25 and {s for _, s in statuses} == {"pass"}, (statuses, proc.stdout)
 
 
 def test_dbt_unit_tests_keep_their_vars(cli: Cli) -> None:
@@ -165,4 +165,4 @@ def test_dbt_unit_tests_keep_their_vars(cli: Cli) -> None:
     results = json.loads((cli.project.root / "target" / "run_results.json").read_text())
     statuses = {r["unique_id"].split(".")[-1]: r["status"] for r in results["results"]
                 if r["unique_id"].startswith("unit_test.")}  # fmt: skip
-    assert len(statuses) == 24 and set(statuses.values()) == {"pass"}, (statuses, proc.stdout)
+    assert len(statuses) == 25 and set(statuses.values()) == {"pass"}, (statuses, proc.stdout)
