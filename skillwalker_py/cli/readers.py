@@ -205,10 +205,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped reading (`| head`): the gate still decides
         stdout_closed()
+    if args.fail_on or args.max_pass_rate_drop is not None or args.max_cost_increase is not None:
+        for line in unjudged_evals(result["summary"]):
+            print(f"skillwalker-data: warning: {line}", file=sys.stderr)
     if not reasons:
         return 0
     print(f"skillwalker-data: compare failed: {'; '.join(reasons)}", file=sys.stderr)
     return 1
+
+
+def unjudged_evals(summary: list[Row]) -> list[str]:
+    """The evals the gate can judge nothing of because one run has no pass or fail of them
+    (its executions were all infrastructure errors, e.g. the runner was down, or had no
+    results), one line each, naming the runs: a gate that passes says nothing of them."""
+    lines = []
+    for row in summary:
+        empty = [run for side, run in (("base", row["base_run_id"]), ("head", row["test_run_id"]))
+                 if row.get(f"{side}_pass_rate") is None]
+        if empty:
+            runs = f"run {empty[0]} has" if len(empty) == 1 else f"runs {' and '.join(empty)} have"
+            lines.append(f"{_one_line(row['eval'])}: {runs} no pass or fail of it (infrastructure "
+                         "errors or no results), so the gate judged nothing of it")
+    return lines
 
 
 FAIL_ON: dict[str, tuple[str, Callable[[Row], bool]]] = {

@@ -78,6 +78,32 @@ def test_the_compare_gate_lets_a_change_of_exactly_the_limit_pass() -> None:
     ]
 
 
+def test_the_compare_gate_names_an_eval_it_could_not_judge() -> None:
+    """A run whose executions of an eval were all infrastructure errors (the runner was
+    down) has no pass rate for it: every test is ``unknown`` and a gate that passes judged
+    nothing of the eval. The command warns, naming the run, whichever side it is."""
+    from skillwalker_py.cli.readers import unjudged_evals
+
+    summary: list[dict[str, Any]] = [
+        {"eval": "m", "base_run_id": "20260301T040000", "test_run_id": "20260301T050000",
+         "base_pass_rate": None, "head_pass_rate": 0.2},
+        {"eval": "w", "base_run_id": "20260301T040000", "test_run_id": "20260301T050000",
+         "base_pass_rate": 1.0, "head_pass_rate": None},
+        {"eval": "ok", "base_run_id": "20260301T040000", "test_run_id": "20260301T050000",
+         "base_pass_rate": 1.0, "head_pass_rate": 0.0},
+        {"eval": "neither", "base_run_id": "20260301T040000", "test_run_id": "20260301T050000",
+         "base_pass_rate": None, "head_pass_rate": None},
+    ]
+    assert unjudged_evals(summary) == [
+        "m: run 20260301T040000 has no pass or fail of it (infrastructure errors or no "
+        "results), so the gate judged nothing of it",
+        "w: run 20260301T050000 has no pass or fail of it (infrastructure errors or no "
+        "results), so the gate judged nothing of it",
+        "neither: runs 20260301T040000 and 20260301T050000 have no pass or fail of it "
+        "(infrastructure errors or no results), so the gate judged nothing of it",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
