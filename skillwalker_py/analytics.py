@@ -164,11 +164,16 @@ def query_run_comparison(
     build's, 0.05 and 0.05); a value outside 0..1 raises ValueError.
 
     Raises :class:`~skillwalker_py.errors.InvalidRunIdError` for a malformed
-    ID and :class:`~skillwalker_py.queries.NotFoundError` ("Test run not found:
+    ID, ValueError when both IDs name the same run, and
+    :class:`~skillwalker_py.queries.NotFoundError` ("Test run not found:
     <id>") for a run that is not in the built data.
     """
     base = validate_run_id(base_run_id)
     head = validate_run_id(head_run_id)
+    if base == head:  # each test "unchanged" beside a pass rate change and a p-value
+        raise ValueError(f"base and head are the same run ({base}): a comparison needs two "
+                         "runs (query_run_across_builds compares a run with itself as an "
+                         "earlier build left it)")
     named, values = _thresholds(alpha, min_effect)
     known = {
         r["test_run_id"]

@@ -32,6 +32,11 @@ loose: Any = analytics  # called as untyped code calls it: the wrong kinds get t
      "alpha must be between 0 and 1, not '0.1'"),
     (lambda lake: loose.query_run_comparison(lake, RUN, "20260308T131900", min_effect=True),
      "min_effect must be between 0 and 1, not True"),
+    # a run against itself: every test "unchanged" beside a pass rate change of -60 points
+    # and p = 1.3e-4 (the command refused it; the function answered)
+    (lambda lake: loose.query_run_comparison(lake, RUN, RUN),
+     "base and head are the same run (20260307T124200): a comparison needs two runs "
+     "(query_run_across_builds compares a run with itself as an earlier build left it)"),
     # a raw DuckDB ConversionException (every eval's name cast to INT32)
     (lambda lake: loose.query_test_history(lake, eval=1),
      "eval is an eval's name (a string), not 1"),
