@@ -36,7 +36,8 @@
       {%- set views_changed = "true" -%}
     {%- endif -%}
     {#- whether the build changed what readers see: it read a file (imported or re-imported
-        rows, rejected lines), forgot runs, rebuilt storage tables (var rebuild_storage or
+        rows, rejected lines), rejected a file it could not read, dropped the rejected lines of
+        files gone from the output folder, forgot runs, rebuilt storage tables (var rebuild_storage or
         rebuild_tables: a dropped table may be built again with fewer rows), or built the views
         from another project or vars. A build that changed nothing reads as the build
         before it: `--as-of previous` passes over it (skillwalker_py.lake.at_build) -#}
@@ -51,6 +52,7 @@
       {%- do run_query("select sw_check_build_lock()") -%}
       {%- do sw_lake_maintenance() -%}
       {%- set log = sw_lake_table('sw_import_log') -%}
+      {%- set rejects = sw_lake_table('sw_rejected_lines') -%}
       {%- set info = {'build_id': invocation_id} -%}
       {#- what the build imported: test runs and loop runs apart (source meta run_kind),
           distinct files (tool_calls reads test_run's files again), the lines it rejected -#}
@@ -74,6 +76,9 @@
                s.project_fingerprint, {{ views_fingerprint }} as views_fingerprint,
                s.project_version, s.view_vars, s.hostname, s.os_user,
                (exists (select 1 from {{ log }} where build_id = s.build_id)
+                or exists (select 1 from {{ rejects }} where build_id = s.build_id)
+                or coalesce((select count(*) from {{ rejects }} where build_id <> s.build_id)
+                            <> s.rejected_at_start, false)
                 or {{ storage_changed }} or {{ views_changed }}) as changed
         from memory.main.sw_build_state as s;
         call {{ target.database }}.set_commit_message('skillwalker', {{ sw_sql_string(sw_finished_message()) }},

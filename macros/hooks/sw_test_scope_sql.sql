@@ -3,6 +3,7 @@
   The data tests' scope for this dbt process, in its in-memory database:
 
     memory.main.sw_build_state  one row: build_id, started_at, full_check, project_fingerprint,
+                                rejected_at_start (the rejected lines of earlier builds),
                                 and what sw_builds records of the build besides
                                 (skillwalker_py.pipeline.provenance.record): project_version,
                                 view_vars, hostname, os_user
@@ -38,9 +39,16 @@
     "select coalesce((select not (tests_passed and project_fingerprint = " ~ sw_sql_string(fingerprint)
     ~ ") from " ~ builds ~ " order by finished_at desc limit 1), true)").columns[0].values()[0] -%}
 {%- set full_check_sql = 'true' if full_check else 'false' %}
+{#- the rejected lines earlier builds left (a build that only drops those of files gone from
+    the output folder changes what readers see: sw_on_run_end) -#}
+{%- set rejects_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
+    ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name = 'sw_rejected_lines'").columns[0].values()[0] == 1 -%}
+{%- set rejected_at_start = "(select count(*) from " ~ sw_lake_table('sw_rejected_lines') ~ " where build_id is not null)"
+    if rejects_ready else "NULL::BIGINT" %}
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
        {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check,
+       {{ rejected_at_start }} as rejected_at_start,
        unnest(sw_build_provenance());
 
 create or replace macro memory.main.sw_full_check() as {{ full_check_sql }};

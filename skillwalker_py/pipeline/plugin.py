@@ -230,6 +230,7 @@ class Plugin(BasePlugin):
         conn.execute(
             "create or replace table sw_build_state as select NULL::VARCHAR as build_id, "
             "now() as started_at, NULL::VARCHAR as project_fingerprint, false as full_check, "
+            "NULL::BIGINT as rejected_at_start, "
             "NULL::VARCHAR as project_version, NULL::VARCHAR as view_vars, "
             "NULL::VARCHAR as hostname, NULL::VARCHAR as os_user"
         )
