@@ -23,10 +23,12 @@
   itself, skillwalker_py.jsonline, ran in the import step):
   1. test_run_id is present, a string and a run ID: YYYYMMDDTHHMMSS naming a real
      date and time (skillwalker_py.runid.validate_run_id's rule and reasons);
-  2. a line that passes these and the meta.keep columns' type checks and that the keep
+  2. the run named by the file's path (run folder, summary document name) is a run ID
+     and equals it (also on a line the keep rule drops: two sources read test-run.jsonl
+     with other keep rules, and the one that reports the rejected lines, test_run, must
+     reject every line the other, tool_calls, rejects);
+  3. a line that passes these and the meta.keep columns' type checks and that the keep
      rule drops is skipped, whatever else is wrong with it;
-  3. the run named by the file's path (run folder, summary document name) is a run ID
-     and equals it;
   4. the meta.keep columns (test-run's `type`), then every column: present values
      have the declared type (sw_from_json: NaN and Infinity are not numbers);
      required columns are present;
@@ -90,12 +92,12 @@ _sw_typed as (
       when _sw_run_id is null then 'field "test_run_id" is not a string'
       when not {{ run_id_ok | replace('@ID@', '_sw_run_id') }}
         then 'invalid test_run_id ' || left(_sw_run_id, 40) || ' (' || {{ sw_run_id_problem('_sw_run_id') }} || ')'
-      when not _sw_cheap_fail and not _sw_keep then NULL
       when _sw_dir_run is not null and not {{ run_id_ok | replace('@ID@', '_sw_dir_run') }}
         then 'the file''s path names run ' || left(_sw_dir_run, 40) || ', which is not a run ID ('
              || {{ sw_run_id_problem('_sw_dir_run') }} || ')'
       when _sw_dir_run is not null and _sw_run_id <> _sw_dir_run
         then 'test_run_id ' || _sw_run_id || ' does not match the file''s run ' || _sw_dir_run
+      when not _sw_cheap_fail and not _sw_keep then NULL
       {%- for k in keep_columns %}
       {%- if k in required %}
       when not {{ sw_json_present('"_raw_' ~ k ~ '"') }} then 'missing required field "{{ k }}"'

@@ -69,3 +69,33 @@ def test_a_build_that_drops_the_rejected_lines_of_a_file_gone_changed_them(
     previous = lake.at_build(project.lake_dir, "previous")
     assert previous.snapshot == first[0]["snapshot_id"]
     assert _rejected_files(previous) == [bad.name]
+
+
+def test_stream_events_of_another_run_are_rejected_and_listed(project: DbtProject) -> None:
+    """A stream event whose test_run_id is not its run folder's is a rejected line of
+    `rejected` (data.md: "an invalid or mismatched run ID"), also when it is no result:
+    tool_calls rejected it (its tool call lost) while test_run, which reports the rejected
+    lines of test-run.jsonl, skipped it as an event it does not keep, so no command named
+    it."""
+    other = "20260310T100001"
+    run_dir = project.output_dir / "runs" / RUN
+    run_dir.mkdir(parents=True)
+    (run_dir / "test-run.jsonl").write_bytes(
+        _line(other, type="assistant", message={"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Skill", "input": {"skill": "a"}}]})
+        + _line(other, type="user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Launching skill: a"}]},
+            tool_use_result={"success": True, "commandName": "a"})
+        + _line(RUN, type="result", subtype="success", is_error=False, num_turns=1))
+    _build(project)
+    path = str(run_dir / "test-run.jsonl")
+    config = lake.LakeConfig.resolve(project.lake_dir)
+    rejected = [(r["source_table"], r["line"], r["reason"])
+                for r in analytics.query_rejected_lines(config) if r["file"] == path]
+    reason = f"test_run_id {other} does not match the file's run {RUN}"
+    assert rejected == [("test_run", 1, reason), ("test_run", 2, reason)], rejected
+    counts = {r["source_table"]: (r["lines_read"], r["lines_imported"], r["lines_rejected"],
+                                  r["lines_blank"], r["lines_skipped"])
+              for r in analytics.query_import_reconciliation(config) if r["file"] == path}
+    assert counts == {"test_run": (3, 1, 2, 0, 0), "tool_calls": (3, 0, 2, 0, 1)}, counts
+    assert lake.builds(project.lake_dir)[0]["lines_rejected"] == 2
