@@ -411,8 +411,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     still, shared = build_state.run_files(where.output, runs, project_dir())
     if shared:
         raise UsageError(
-            f"lines of these runs are in {shared[0]}, a file other runs share: remove them "
-            "by hand, else the next build would import them again"
+            f"lines of these runs are in {', '.join(map(str, shared))}, file(s) other runs "
+            "share: remove them by hand, else the next build would import them again"
         )
     if still and not args.delete_files:
         first = still[0]

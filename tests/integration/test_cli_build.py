@@ -412,17 +412,21 @@ def test_forget_removes_runs_in_one_build_and_they_stay_gone(built: Built) -> No
         f"(e.g. {project.output_dir / 'runs' / first}): the next build would import them "
         "again; remove them, or pass --delete-files\n"
     )
-    # a line of the run in the single-file layout's file, which other runs share: forget
-    # deletes no line of it, with or without --delete-files, and says where it is
-    shared = project.output_dir / "test-results.jsonl"
-    shared.write_text(json.dumps({"test_run_id": first}) + "\n", encoding="utf-8")
+    # lines of the run in the single-file layout's files, which other runs share: forget
+    # deletes no line of them, with or without --delete-files, and names each (it named the
+    # first only: one retry per file); a line the import rejects for a missing field counts
+    shared = [project.output_dir / name for name in ("test-config.jsonl", "test-results.jsonl")]
+    for path in shared:
+        path.write_text(json.dumps({"test_run_id": first}) + "\n", encoding="utf-8")
     for more in ([], ["--delete-files", "--yes"]):
         refused = _cli(project, "forget", first, *more, code=2)
         assert refused.stderr == (
-            f"skillwalker-data: error: lines of these runs are in {shared}, a file other runs "
-            "share: remove them by hand, else the next build would import them again\n")
+            f"skillwalker-data: error: lines of these runs are in {shared[0]}, {shared[1]}, "
+            "file(s) other runs share: remove them by hand, else the next build would import "
+            "them again\n")
     assert (project.output_dir / "runs" / first).is_dir()
-    shared.unlink()
+    for path in shared:
+        path.unlink()
     asked = _cli(project, "forget", first, "--delete-files", code=2)  # no terminal, no --yes
     assert asked.stderr == ("skillwalker-data: error: forget asks for confirmation: run it on a "
                             "terminal, or pass --yes\n")  # fmt: skip
