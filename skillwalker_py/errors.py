@@ -293,6 +293,11 @@ _READ_ONLY_FS = re.compile(
 _DATA_FILE_GONE = re.compile(
     r'Cannot open file "(?P<path>[^"]+\.parquet)": No such file or directory')
 """A data file the lake's catalog lists is gone (deleted by hand, a restore that missed it)."""
+_DATA_FILE_DAMAGED = re.compile(
+    r"(?:Invalid footer length provided for file|No magic bytes found at end of file) "
+    r"'(?P<path>[^']+\.parquet)'")
+"""A data file the lake's catalog lists is truncated or overwritten (DuckDB's Parquet reader
+finds no footer)."""
 _CATALOG_DENIED = re.compile(
     r"permission denied for (?:table|schema|database|relation|sequence|function) (\S+)")
 _TEMP_FULL = re.compile(r"max_temp_directory_size|failed to offload|temp(?:orary)? directory",
@@ -355,6 +360,9 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
     >>> failure_cause('IO Error: Cannot open file "/l/data/a.parquet": No such file or directory')
     ... # doctest: +ELLIPSIS
     'a data file of the lake is missing (/l/data/a.parquet): `skillwalker-data check` names ...'
+    >>> failure_cause("Invalid Input Error: No magic bytes found at end of file "
+    ...               "'/l/data/a.parquet'")  # doctest: +ELLIPSIS
+    'a data file of the lake is damaged (/l/data/a.parquet: truncated or overwritten): ...'
     >>> failure_cause("ERROR:  permission denied for table ducklake_snapshot")
     ... # doctest: +ELLIPSIS
     'the catalog role may not write the lake (...): build with a role that may (docs/...)'
@@ -398,6 +406,11 @@ def failure_cause(text: str, *, lake_dir: str | os.PathLike[str] | None = None) 
         return (f"a data file of the lake is missing ({found.group('path')}): "
                 "`skillwalker-data check` names its table (or a wrong data path), "
                 "`skillwalker-data rebuild` rebuilds it")
+    found = _DATA_FILE_DAMAGED.search(text)
+    if found is not None:
+        return (f"a data file of the lake is damaged ({found.group('path')}: truncated or "
+                "overwritten): `skillwalker-data check` names its table, `skillwalker-data "
+                "rebuild` rebuilds it")
     found = _DENIED.search(text)
     if found is not None:
         where = _path(found) or "a file the build needs"

@@ -315,9 +315,15 @@ def test_check_names_lost_and_truncated_data_files_and_rebuild_recovers(sample: 
     shutil.rmtree(project.output_dir / "runs" / THIRD)
     lost, lost_size = _data_file(project, "test_results")
     cut, cut_size = _data_file(project, "test_run")
-    lost.unlink()
     with open(cut, "r+b") as fh:
         fh.truncate(cut_size // 2)
+    # a reader of the truncated table is told what to do, not DuckDB's "Invalid footer
+    # length" (a reader of a lost file: "missing", the same advice)
+    read = cli(project, "summaries", code=3)
+    assert read.stderr == (f"skillwalker-data: error: a data file of the lake is damaged ({cut}: "
+                           "truncated or overwritten): `skillwalker-data check` names its "
+                           "table, `skillwalker-data rebuild` rebuilds it\n")
+    lost.unlink()
 
     failed = cli(project, "build", "--force", code=1)
     assert "build failed" in failed.stderr
