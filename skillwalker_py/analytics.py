@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict, cast
 
 from skillwalker_py.lake import ALIAS, LakeConfig, at_build, open_instance
-from skillwalker_py.queries import LakeArg, NotFoundError, query_sql
+from skillwalker_py.queries import LakeArg, NotFoundError, fetch_rows, query_sql
 from skillwalker_py.runid import validate_run_id
 
 __all__ = [
@@ -311,9 +311,7 @@ def query_run_across_builds(
             ("summary", f"select * from {ALIAS}.main.compare_run_builds_summary({args})"),
             ("tests", f"select * from {ALIAS}.main.compare_run_builds({args})"),
         ):
-            cur = con.execute(sql, [run_id, *values])
-            names = [d[0] for d in cur.description or []]
-            result[key] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+            result[key] = fetch_rows(con, sql, run_id, *values)
     finally:
         con.close()
     return {

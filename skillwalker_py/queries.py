@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypedDict, cast
 
@@ -36,8 +36,10 @@ __all__ = [
     "LlmJudgeGroup",
     "LoopRunDetails",
     "NotFoundError",
+    "Rows",
     "TestRunDetails",
     "connect",
+    "fetch_rows",
     "query_acil_history",
     "query_acil_run_details",
     "query_per_test",
@@ -121,7 +123,7 @@ def query_sql(lake: LakeArg, sql: str, params: Sequence[Any] = ()) -> list[Row]:
     """Rows of any read-only SQL over the views, as dicts (``[]`` before the first build
     has finished; :class:`NotFoundError` for a path that is no lake)."""
     with _session(lake) as con:
-        return [] if con is None else _rows(con, sql, *params)
+        return [] if con is None else fetch_rows(con, sql, *params)
 
 
 def query_test_run_summaries(lake: LakeArg) -> list[Row]:
@@ -147,7 +149,7 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
     with _session(lake) as con:
         if con is None:
             raise NotFoundError(f"Test run not found: {run_id}")
-        summary = _rows(
+        summary = fetch_rows(
             con,
             "select * from test_run_detail_tests where test_run_id = ? order by eval, test_name",
             run_id,
@@ -158,25 +160,25 @@ def query_test_run_details(lake: LakeArg, test_run_id: str) -> TestRunDetails:
             "select 1 from test_run_summaries where test_run_id = ? limit 1", [run_id]
         ).fetchone():
             raise NotFoundError(f"Test run not found: {run_id}")
-        expectations = _rows(
+        expectations = fetch_rows(
             con,
             "select * from test_run_detail_expectations where test_run_id = ? "
             "order by eval, test_name, expect_index",
             run_id,
         )
-        groups = _rows(
+        groups = fetch_rows(
             con,
             "select * from test_run_detail_judge_criteria where test_run_id = ? "
             "order by eval, test_name, expect_index",
             run_id,
         )
-        files = _rows(
+        files = fetch_rows(
             con,
             "select * from test_run_detail_output_files where test_run_id = ? "
             "order by eval, test_name, file_path",
             run_id,
         )
-        broken = _rows(
+        broken = fetch_rows(
             con,
             "select * from test_run_status where test_run_id = ? "
             "and status = 'infrastructure-error' order by eval, test_name",
@@ -226,7 +228,7 @@ def _loop_details(lake: LakeArg, test_run_id: str, kind: str) -> LoopRunDetails:
     with _session(lake) as con:
         if con is None:
             raise NotFoundError(f"{label} run not found: {run_id}")
-        rows = _rows(
+        rows = fetch_rows(
             con,
             f"select * from {kind}_run_details where test_run_id = ? "
             "order by iteration nulls first",
@@ -246,13 +248,28 @@ def _loop_details(lake: LakeArg, test_run_id: str, kind: str) -> LoopRunDetails:
     return {"summary": summary, "iterations": iterations}
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[Row]:
-    """Rows as dicts; JSON columns are decoded into Python values."""
+class Rows(list[Row]):
+    """The rows of a query, which also know its columns (:attr:`columns`), even when there
+    is no row: a CSV of no row still has every column's header."""
+
+    columns: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, rows: Iterable[Row], columns: Sequence[str]) -> Rows:
+        """``rows`` (e.g. some rows of a query) with ``columns``."""
+        out = cls(rows)
+        out.columns = tuple(columns)
+        return out
+
+
+def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[Row]:
+    """Rows as dicts (:class:`Rows`: with the query's columns); JSON columns are decoded
+    into Python values."""
     cur = con.execute(sql, list(params))
     description = cur.description or []
     names = [d[0] for d in description]
     json_cols = [i for i, d in enumerate(description) if str(d[1]) == "JSON"]
-    rows = []
+    rows = Rows.of((), names)
     for raw in cur.fetchall():
         values = list(raw)
         for i in json_cols:

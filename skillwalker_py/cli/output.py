@@ -228,7 +228,9 @@ def stdout_closed() -> None:
 
 
 def _all_columns(rows: Sequence[Row]) -> list[str]:
-    cols: dict[str, None] = {}
+    """Every column of ``rows``: those of their query when it knows them
+    (:class:`skillwalker_py.queries.Rows`: also without a row), else the rows' keys."""
+    cols: dict[str, None] = dict.fromkeys(getattr(rows, "columns", ()))
     for r in rows:
         cols.update(dict.fromkeys(r))
     return list(cols)

@@ -184,8 +184,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                              "compare")
         title = f"Run {head} against run {base}"
     tests = result["tests"]
-    if not args.all:
-        tests = [t for t in tests if t["change"] != "unchanged"]
+    if not args.all:  # with the query's columns: a CSV of no changed test has them all
+        tests = queries.Rows.of((t for t in tests if t["change"] != "unchanged"),
+                                getattr(tests, "columns", ()))
     # the verdict over every eval (the same on each summary row): a section of its own
     run_rows = [
         {k: r.get(k) for k in (*COMPARE_RUN_COLUMNS, "run_pass_rate_change_low",

@@ -170,10 +170,19 @@ def test_paths_the_system_refuses_and_a_closed_output_are_one_line(
 
 def test_markdown_and_csv_keep_their_columns(cli: Cli) -> None:
     """`history --format markdown` left the config column blank (the table showed 1/1);
-    CSV with no row was a blank line, without the header a CSV reader needs."""
+    CSV with no row was a blank line, without the header a CSV reader needs, then the
+    table's columns only: a script that reads build_id or pass_rate_low found them only
+    when there were rows. It has every column of the view, as with rows."""
     markdown = cli("history", "--eval", "a", "--format", "markdown").stdout.splitlines()
     assert markdown[0].startswith("| eval | test_name | config |")
     assert markdown[2].startswith("| a | t | 1/1 |")
     assert cli("rejected", "--format", "csv").stdout == (
-        "source_table,file,line,test_run_id,reason,raw\n")
-    assert cli("flaky", "--eval", "a", "--format", "csv").stdout.startswith("eval,test_name,")
+        "source_table,file,line,test_run_id,reason,raw,build_id\n")
+    flaky = cli("flaky", "--eval", "a", "--format", "csv").stdout
+    assert flaky.splitlines()[0].split(",") == [
+        "eval", "test_case", "test_name", "config_fingerprint", "config_version",
+        "config_versions", "is_current_config", "model", "model_family", "first_run_id",
+        "last_run_id", "runs", "passes", "failures", "no_results", "pass_rate", "pass_rate_low",
+        "pass_rate_high", "flips", "last_status", "recent_runs", "recent_passes",
+        "recent_failures", "recent_flips", "is_flaky", "pass_k", "pass_at_k", "pass_hat_k",
+        "avg_cost_usd", "avg_duration_ms"]  # every column of test_history (analytics.md)
