@@ -107,7 +107,8 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     the newest one that changed what readers see; builds that changed nothing, see
     :func:`builds`, read as the build before them), or a snapshot id.
     Digits name the finished build with that snapshot if there is one, else the build
-    whose id starts with them (an id is hexadecimal: its start may be all digits).
+    whose id starts with them (an id is hexadecimal, in lower case, as `builds` shows it:
+    its start may be all digits; 7F3E names it too).
 
     Query functions and :func:`connect` given the result read that build.
     Raises :class:`LakeError` for an unknown, ambiguous or expired build,
@@ -136,7 +137,7 @@ def at_build(lake: str | os.PathLike[str] | LakeConfig | None, build: str) -> La
     elif by_snapshot is not None:
         chosen = by_snapshot
     else:
-        matches = [b for b in listed if str(b["build_id"]).startswith(build)]
+        matches = [b for b in listed if str(b["build_id"]).startswith(build.lower())]
         if len(matches) != 1:
             if not matches and snapshot:
                 raise LakeError(f"no finished build has snapshot {build}, nor an id starting "

@@ -178,6 +178,7 @@ def test_digits_name_a_snapshot_else_the_start_of_a_build_id(
     assert lake.at_build(folder, "12").snapshot == 12  # a snapshot
     assert lake.at_build(folder, "43").snapshot == 43
     assert lake.at_build(folder, "7f3e").snapshot == 12
+    assert lake.at_build(folder, "7F3E").snapshot == 12  # hexadecimal in either case
     with pytest.raises(lake.LakeError, match="no finished build has snapshot 99, nor an id "
                                              "starting '99'"):
         lake.at_build(folder, "99")
