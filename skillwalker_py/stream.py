@@ -467,6 +467,10 @@ def extract_metrics(events: Iterable[Mapping[str, Any]]) -> ParsedRunMetrics:
     * ``num_results`` counts the result events, ``num_error_results`` those
       for which :func:`is_error_result` is true.
 
+    A result event whose ``uuid`` (a string) is that of an earlier result event
+    is the same event written twice (a writer that repeated itself): it counts
+    once, as the first.
+
     A number is None when no event reports it (a sum skips the events that
     do not report it; non-finite and non-numeric values are not reports). A
     stream with no result event (the run never finished) is an error with no
@@ -497,9 +501,15 @@ def extract_metrics(events: Iterable[Mapping[str, Any]]) -> ParsedRunMetrics:
     tokens: dict[str, int | None] = dict.fromkeys(_USAGE_FIELDS)
     total_cost_usd: float | None = None
     model_usage: Mapping[str, Any] | None = None
+    seen: set[str] = set()
     for event in events:
         if event.get("type") != "result":
             continue
+        uuid = event.get("uuid")
+        if isinstance(uuid, str):  # the same event written twice counts once
+            if uuid in seen:
+                continue
+            seen.add(uuid)
         last = event
         num_results += 1
         num_error_results += is_error_result(event)

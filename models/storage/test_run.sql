@@ -11,6 +11,8 @@
 --   from the last result event: is_error (the rule below), subtype, status,
 --     error, result, terminal_reason, errors, api_error_status;
 --   num_results / num_error_results count the result events and the errors.
+-- A result event with the uuid (a string) of an earlier result event of the
+-- execution is the same event written twice: it counts once, as the first.
 -- A runner's infrastructure-error line is a result event like any other: an
 -- execution whose last result line is one is an infrastructure error.
 -- Line order is _sw_seq (the order of the file's lines).
@@ -30,6 +32,8 @@ with events as (
         end as event_is_error,
         case when json_type(modelUsage) = 'OBJECT' then modelUsage end as model_usage
     from {{ source('output', 'test_run') }}
+    qualify json_type(uuid) is distinct from 'VARCHAR'
+        or row_number() over (partition by test_run_id, test_case, uuid ->> '$' order by _sw_seq) = 1
 ),
 
 executions as (
