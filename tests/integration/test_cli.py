@@ -603,6 +603,10 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "file_deletion_delay_hours must be at most 876,000 (100 years), not 876001"),
         (["build", "--vars", "{lake_target_file_size: huge}"], "--vars: lake_target_file_size "
          "must be an amount of bytes such as 32MB or 512MiB, not 'huge'"),
+        # a negative amount (which a memory limit reads as none) broke the new lake: every
+        # later build of it failed with DuckLake's internal error
+        (["build", "--vars", "{lake_target_file_size: -1GB}"], "--vars: lake_target_file_size "
+         "must be an amount of bytes such as 32MB or 512MiB, not '-1GB'"),
         (["build", "--vars", "{verdict_alpha: 5}"], "--vars: verdict_alpha must be between 0 "
          "and 1 (a fraction: 0.05 is 5 points), not 5"),
         (["build", "--vars", "{verdict_min_effect: 1.5}"], "--vars: verdict_min_effect must be "
