@@ -133,6 +133,34 @@ def test_memory_limits_that_are_no_amount_are_refused(monkeypatch: pytest.Monkey
         lake.memory_limit()
 
 
+def _profile_settings() -> dict[str, object]:
+    """The DuckDB settings of profiles.yml as dbt renders them from the environment."""
+    import os
+
+    import yaml
+    from dbt.config.renderer import ProfileRenderer
+    from dbt_common.context import set_invocation_context
+
+    set_invocation_context(dict(os.environ))
+    raw = yaml.safe_load((Path(__file__).parents[2] / "profiles.yml").read_text("utf-8"))
+    rendered = ProfileRenderer({}).render_data(raw)
+    return dict(rendered["skillwalker"]["outputs"]["default"]["settings"])
+
+
+@pytest.mark.parametrize(("limit", "retries"), [("", ""), ("  ", "  "), (" 4GB ", " 4 "),
+                                               ("512MiB", "3")])
+def test_the_profile_sets_the_memory_limit_the_command_checked(
+    monkeypatch: pytest.MonkeyPatch, limit: str, retries: str
+) -> None:
+    """A blank value is the default for the check and for dbt alike (DuckDB refused the
+    blank that the check had let through: the build failed after it started)."""
+    monkeypatch.setenv("SKILLWALKER_MEMORY_LIMIT", limit)
+    monkeypatch.setenv("SKILLWALKER_LAKE_COMMIT_RETRIES", retries)
+    settings = _profile_settings()
+    assert settings["memory_limit"] == lake.memory_limit()
+    assert int(str(settings["ducklake_max_retry_count"])) == lake.commit_retries()
+
+
 def test_a_lake_without_a_finished_build_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
