@@ -163,11 +163,19 @@ class Plugin(BasePlugin):
                 project.check_vars(given, project.declared_vars(root), project.lake_tables(root))
             except project.VarsError as exc:  # dbt's error: its message, not a traceback
                 raise DbtRuntimeError(str(exc)) from None
+        # the settings `skillwalker-data build` checks before the lock (hold_build_lock): a
+        # bad one is dbt's one error too, not three tracebacks after the lock created the lake
+        try:
+            lake.threads()
+            lake.memory_limit()
+            lake.commit_retries()
+            timeout = lock.timeout_seconds(self.lake, self._setting("lock_timeout_seconds"))
+        except (lake.LakeError, lock.BuildLockError) as exc:
+            raise DbtRuntimeError(str(exc)) from None
         invocation = get_invocation_id()
         if self._lock_error is not None and self._lock_error[0] == invocation:
             raise self._lock_error[1]
         try:
-            timeout = lock.timeout_seconds(self.lake, self._setting("lock_timeout_seconds"))
             lock.hold(self.lake, timeout=timeout)
         except lock.BuildLockError as exc:
             self._lock_error = (invocation, exc)

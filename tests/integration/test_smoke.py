@@ -106,3 +106,33 @@ def test_a_plain_dbt_build_reads_and_writes_the_data_set_of_skillwalker_home(
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert _query(home / "lake", "select count(*) from test_run") == [(summary.test_executions,)]
     assert summary.test_executions == 2
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("SKILLWALKER_THREADS", "abc",
+     "SKILLWALKER_THREADS must be a whole number of threads, at least 1: 'abc'"),
+    ("SKILLWALKER_MEMORY_LIMIT", "lots",
+     "SKILLWALKER_MEMORY_LIMIT must be an amount of memory such as 4GB or 512MiB: 'lots'"),
+    ("SKILLWALKER_LAKE_COMMIT_RETRIES", "-1",
+     "SKILLWALKER_LAKE_COMMIT_RETRIES must be a whole number of retries, at least 0: '-1'"),
+    ("SKILLWALKER_LOCK_TIMEOUT", "soon",
+     "lock_timeout_seconds (SKILLWALKER_LOCK_TIMEOUT) must be a number of seconds, not "
+     "'soon'"),
+])  # fmt: skip
+def test_a_plain_dbt_build_checks_the_settings_of_the_environment(
+        tmp_path: Path, name: str, value: str, message: str) -> None:
+    """A setting `skillwalker-data build` refuses with one line before the lock: a plain
+    `dbt build` refuses it with dbt's one error, from the project's plugin before the lock
+    (three Python tracebacks before, after the lock created the lake's catalog)."""
+    project = DbtProject(tmp_path / "proj")
+    generate_sample(project.output_dir, runs=1, evals=1, tests_per_eval=1, payload_kb=1)
+    env = project.env()
+    env[name] = value
+    proc = forkrun.run(project.dbt_command("build"), env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    assert message in out, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert not (project.lake_dir / "catalog.sqlite").exists()
+    assert not (project.lake_dir / ".build.lock").exists()
