@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from skillwalker_py import lake, queries
+from skillwalker_py import queries
 from skillwalker_py.cli.common import (
     RUN_ALIASES,
     UsageError,
@@ -166,12 +166,9 @@ def hold_build_lock(args: argparse.Namespace, dbt_vars: Mapping[str, Any], start
     # SKILLWALKER_LOCK_TIMEOUT: one line and status 2 before the lock creates the lake
     # folder, not dbt's traceback or a failed model later (every command that runs dbt takes
     # the lock here first), nor "build failed" (status 1: a check that failed)
-    lake.threads()
-    lake.memory_limit()
-    lake.commit_retries()
     config = lake_config(args, as_of=False)
     try:
-        timeout = lock.timeout_seconds(config, dbt_vars.get("lock_timeout_seconds"))
+        timeout = lock.checked_timeout(config, dbt_vars.get("lock_timeout_seconds"))
     except lock.BuildLockError as exc:
         raise UsageError(str(exc)) from None
     try:

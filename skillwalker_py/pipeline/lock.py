@@ -34,13 +34,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skillwalker_py.errors import SkillwalkerError, failure_cause, redact
-from skillwalker_py.lake import LakeConfig
+from skillwalker_py.lake import LakeConfig, commit_retries, memory_limit, threads
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "TEAM_DEFAULT_TIMEOUT",
     "TIMEOUT_ENV",
     "BuildLockError",
+    "checked_timeout",
     "hold",
     "hold_file_lock",
     "lock_wait_error",
@@ -97,6 +98,18 @@ def timeout_seconds(config: LakeConfig, given: object = None) -> float:
     if seconds is not None:
         return seconds
     return TEAM_DEFAULT_TIMEOUT if config.sqlite_file is None else DEFAULT_TIMEOUT
+
+
+def checked_timeout(config: LakeConfig, given: object = None) -> float:
+    """Check the settings a build refuses before it takes the lock (a bad one is one line:
+    :class:`~skillwalker_py.lake.LakeError` for ``SKILLWALKER_THREADS``,
+    ``SKILLWALKER_MEMORY_LIMIT`` and ``SKILLWALKER_LAKE_COMMIT_RETRIES``,
+    :class:`BuildLockError` for the lock's timeout) and return :func:`timeout_seconds`.
+    The one home of that rule: the command and a plain ``dbt build``'s plugin call it."""
+    threads()
+    memory_limit()
+    commit_retries()
+    return timeout_seconds(config, given)
 
 
 def lock_wait_error(what: str, holder: str, timeout: float) -> BuildLockError:

@@ -166,10 +166,7 @@ class Plugin(BasePlugin):
         # the settings `skillwalker-data build` checks before the lock (hold_build_lock): a
         # bad one is dbt's one error too, not three tracebacks after the lock created the lake
         try:
-            lake.threads()
-            lake.memory_limit()
-            lake.commit_retries()
-            timeout = lock.timeout_seconds(self.lake, self._setting("lock_timeout_seconds"))
+            timeout = lock.checked_timeout(self.lake, self._setting("lock_timeout_seconds"))
         except (lake.LakeError, lock.BuildLockError) as exc:
             raise DbtRuntimeError(str(exc)) from None
         invocation = get_invocation_id()
