@@ -247,17 +247,20 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
     merged: dict[str, Any] = {}
     for text in texts:
         merged.update(project.validate_vars(text, declared, tables))
+    if "output_dir" in merged:  # the command checked, planned and named another folder
+        raise UsageError("--vars: output_dir is the command's --output-dir (or "
+                         "SKILLWALKER_OUTPUT_DIR): give the folder there")
     return merged, rest
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     started = time.monotonic()
     where = paths(args)
-    _check_output_dir(where.output)
     more = list(args.dbt_args or [])
     if more[:1] == ["--"]:  # argparse keeps the separator; dbt would ignore what follows
         more = more[1:]
-    dbt_vars, more = _given_vars(args, more)
+    dbt_vars, more = _given_vars(args, more)  # first: --vars output_dir names the folder
+    _check_output_dir(where.output)
     proj = project_dir()
     config = lake_config(args, as_of=False)
     if not hold_build_lock(args, dbt_vars, started):  # first: a build that waited for

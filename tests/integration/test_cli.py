@@ -588,6 +588,9 @@ def test_markdown_tables(cli: Cli, ids: dict[str, str]) -> None:
          "YYYYMMDDTHHMMSS)"),
         (["build", "--vars", "[1]"],
          "--vars must be a mapping, e.g. '{flaky_window: 3}', not '[1]'"),
+        # the command checked, planned and named --output-dir's folder, and dbt read the var's
+        (["build", "--vars", "{output_dir: /elsewhere}"], "--vars: output_dir is the "
+         "command's --output-dir (or SKILLWALKER_OUTPUT_DIR): give the folder there"),
         # a var named twice: YAML kept the last, without a word
         (["build", "--vars", "{flaky_window: 3, full_tests: true, flaky_window: 4}"],
          "--vars names flaky_window twice: give each var once"),
