@@ -378,6 +378,8 @@ def _check_older_part(out: Path, existing: list[Path], newest_run: str,
                       mark: dict[str, Any] | None, options: dict[str, Any]) -> None:
     """Part ``newest`` adds to the output of part ``older`` written with the same options:
     what it writes must not be there, the older runs must, and nothing else (:mod:`.mark`)."""
+    if mark is not None and mark.get("part") == "older" and mark.get("options") != options:
+        _refuse_other_options(out, mark, options)  # first: a fewer --runs names an older run
     names = {p.name for p in existing}
     later = names & {MARKER_FILE, "scil-summary", "acil-summary"}
     if (out / "runs" / newest_run).exists():
@@ -399,14 +401,18 @@ def _check_older_part(out: Path, existing: list[Path], newest_run: str,
         )
     assert mark is not None
     if mark.get("part") != "older" or mark.get("options") != options:
-        given = mark.get("options")
-        older: dict[str, Any] = given if isinstance(given, dict) else {}
-        differ = [f"{key} {older.get(key)!r} (here {value!r})" for key, value in options.items()
-                  if older.get(key) != value] if mark.get("part") == "older" else []
-        what = (f"part 'older' written with other options: {', '.join(differ)}" if differ
-                else "no part 'older' of this version")
-        raise ValueError(f"{out} holds {what}; write part 'older' with the options of part "
-                         "'newest' first (with overwrite)")
+        _refuse_other_options(out, mark, options)
+
+
+def _refuse_other_options(out: Path, mark: dict[str, Any], options: dict[str, Any]) -> None:
+    given = mark.get("options")
+    older: dict[str, Any] = given if isinstance(given, dict) else {}
+    differ = [f"{key} {older.get(key)!r} (here {value!r})" for key, value in options.items()
+              if older.get(key) != value] if mark.get("part") == "older" else []
+    what = (f"part 'older' written with other options: {', '.join(differ)}" if differ
+            else "no part 'older' of this version")
+    raise ValueError(f"{out} holds {what}; write part 'older' with the options of part "
+                     "'newest' first (with overwrite)")
 
 
 def _test_run_path(out: Path, layout: Layout, run_id: str) -> Path:

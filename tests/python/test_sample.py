@@ -513,7 +513,8 @@ def test_part_newest_adds_only_to_the_samples_older_part(tmp_path: Path) -> None
     older = tmp_path / "older"
     generate_sample(older, runs=3, payload_kb=1, part="older")
     before = _tree(older)
-    for runs, seed, differ in ((4, 42, "runs 3 (here 4)"), (3, 7, "seed 42 (here 7)")):
+    for runs, seed, differ in ((4, 42, "runs 3 (here 4)"), (3, 7, "seed 42 (here 7)"),
+                               (2, 42, "runs 3 (here 2)")):  # was "already holds the newest"
         with pytest.raises(ValueError, match=rf"holds part 'older' written with other options: "
                            rf"{re.escape(differ)}; write part 'older' with the options"):
             generate_sample(older, runs=runs, seed=seed, payload_kb=1, part="newest")
