@@ -400,7 +400,7 @@ def _check_older_part(out: Path, existing: list[Path], newest_run: str,
             "'newest' adds only to the sample's part 'older'"
         )
     assert mark is not None
-    if mark.get("part") != "older" or mark.get("options") != options:
+    if mark.get("part") != "older":  # other options of part 'older' were refused first
         _refuse_other_options(out, mark, options)
 
 
