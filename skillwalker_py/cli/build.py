@@ -229,8 +229,6 @@ def _check_output_dir(output: Path) -> None:
 def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The vars of ``--vars`` and of a ``--vars`` among the extra dbt arguments, validated
     (merged, the later wins), and the extra arguments without them."""
-    declared = project.declared_vars(project_dir())
-    tables = project.lake_tables(project_dir())
     texts = [args.vars] if getattr(args, "vars", None) else []
     rest: list[str] = []
     i = 0
@@ -245,8 +243,11 @@ def _given_vars(args: argparse.Namespace, extra: list[str]) -> tuple[dict[str, A
             rest.append(extra[i])
         i += 1
     merged: dict[str, Any] = {}
-    for text in texts:
-        merged.update(project.validate_vars(text, declared, tables))
+    if texts:  # the project's YAML files are read for a --vars only, not on every build
+        declared = project.declared_vars(project_dir())
+        tables = project.lake_tables(project_dir())
+        for text in texts:
+            merged.update(project.validate_vars(text, declared, tables))
     if "output_dir" in merged:  # the command checked, planned and named another folder
         raise UsageError("--vars: output_dir is the command's --output-dir (or "
                          "SKILLWALKER_OUTPUT_DIR): give the folder there")
