@@ -33,18 +33,18 @@
 {%- set builds = sw_lake_table('sw_builds') -%}
 {%- set log = sw_lake_table('sw_import_log') -%}
 {#- not dbt's relation cache: on a first build the tables were created by this very hook -#}
-{%- set lake_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
-    ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name in ('sw_builds', 'sw_import_log')").columns[0].values()[0] == 2 -%}
+{%- set present = run_query("select table_name from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
+    ~ " and schema_name = " ~ sw_sql_string(target.schema)
+    ~ " and table_name in ('sw_builds', 'sw_import_log', 'sw_rejected_lines')").columns[0].values() | list -%}
+{%- set lake_ready = 'sw_builds' in present and 'sw_import_log' in present -%}
 {%- set full_check = forced or not lake_ready or run_query(
     "select coalesce((select not (tests_passed and project_fingerprint = " ~ sw_sql_string(fingerprint)
     ~ ") from " ~ builds ~ " order by finished_at desc limit 1), true)").columns[0].values()[0] -%}
 {%- set full_check_sql = 'true' if full_check else 'false' %}
 {#- the rejected lines earlier builds left (a build that only drops those of files gone from
     the output folder changes what readers see: sw_on_run_end) -#}
-{%- set rejects_ready = run_query("select count(*) from duckdb_tables() where database_name = " ~ sw_sql_string(target.database)
-    ~ " and schema_name = " ~ sw_sql_string(target.schema) ~ " and table_name = 'sw_rejected_lines'").columns[0].values()[0] == 1 -%}
 {%- set rejected_at_start = "(select count(*) from " ~ sw_lake_table('sw_rejected_lines') ~ " where build_id is not null)"
-    if rejects_ready else "NULL::BIGINT" %}
+    if 'sw_rejected_lines' in present else "NULL::BIGINT" %}
 create or replace table memory.main.sw_build_state as
 select {{ sw_sql_string(invocation_id) }} as build_id, now() as started_at,
        {{ sw_sql_string(fingerprint) }} as project_fingerprint, {{ full_check_sql }} as full_check,
